@@ -1,0 +1,318 @@
+"""The `fstsynth` command line: a thin typer layer over the library.
+
+Commands: learn, apply, show, solve. Errors in what the user gave (files, words,
+options) print one line `fstsynth: error: ...` and exit with code 2; `--debug` shows
+the traceback instead. `apply --check` and `solve --check` exit with code 1 if the
+transducer and the interpreter disagree anywhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Callable, List, Optional
+
+import typer
+
+from fstsynth.errors import UserError
+from fstsynth.model import Model, load_model, learn_model
+from fstsynth.problem import Problem, load_problem, nfc
+from fstsynth.solve import SolveReport, solve_problem, write_answers
+from fstsynth.synthesis import Options
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Learn phonological rules from word pairs and compile them into transducers.",
+)
+
+_state = {"debug": False}
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(f"fstsynth: error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _guard(func: Callable[[], None]) -> None:
+    """Run a command body; user errors become one line and exit code 2."""
+    try:
+        func()
+    except UserError as exc:
+        if _state["debug"]:
+            raise
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        typer.echo("fstsynth: interrupted; nothing was written", err=True)
+        raise typer.Exit(130)
+
+
+@app.callback()
+def main(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress details."),
+) -> None:
+    _state["debug"] = debug
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="fstsynth: %(message)s",
+        force=True,
+    )
+
+
+def _options(variant: str, time_limit: Optional[float], alignment: str) -> Options:
+    return Options(variant=variant, time_limit=time_limit, alignment=alignment)
+
+
+def _progress(total_hint: bool) -> Callable[[int, int, str], None] | None:
+    if not total_hint:
+        return None
+
+    def show(done: int, total: int, label: str) -> None:
+        if total > 1:
+            typer.echo(f"  [{done}/{total}] {label}", err=True)
+
+    return show
+
+
+def _features_file(path: Optional[Path]) -> dict[str, dict[str, bool]]:
+    if path is None:
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: not a valid JSON features file ({exc})") from None
+    if not isinstance(raw, dict) or not all(
+        isinstance(v, dict) and all(isinstance(b, bool) for b in v.values()) for v in raw.values()
+    ):
+        raise UserError(f"{path}: features must map each token to {{feature: true/false}}")
+    return {nfc(tok): {nfc(k): b for k, b in feats.items()} for tok, feats in raw.items()}
+
+
+VARIANT_HELP = "Ranking preference: token (specific rules), feature (general), nofeature."
+
+
+@app.command()
+def learn(
+    input: Path = typer.Argument(..., help="A problem JSON file or a TSV of source<TAB>target."),
+    output: Path = typer.Option(..., "--output", "-o", help="Model directory to write."),
+    variant: str = typer.Option("token", "--variant", help=VARIANT_HELP),
+    features: Optional[Path] = typer.Option(
+        None, "--features", help="JSON file: token -> {feature: true/false}."
+    ),
+    alignment: str = typer.Option("global", "--alignment", help="global or local."),
+    time_limit: Optional[float] = typer.Option(
+        None, "--time-limit", help="Seconds allowed per column pair."
+    ),
+) -> None:
+    """Learn a program for every column pair of INPUT and write a model directory."""
+
+    def body() -> None:
+        problem = load_problem(input)
+        extra = _features_file(features)
+        if extra:
+            merged = {tok: dict(f) for tok, f in problem.features.items()}
+            for tok, f in extra.items():
+                merged.setdefault(tok, {}).update(f)
+            problem_ = dataclasses.replace(problem, features=merged)
+        else:
+            problem_ = problem
+        started = time.perf_counter()
+        model = learn_model(problem_, _options(variant, time_limit, alignment), _progress(True))
+        model.save(output)
+        typer.echo(f"learned {len(model.pairs)} column pair(s) in {time.perf_counter() - started:.1f}s")
+        for (s, t), pm in sorted(model.pairs.items()):
+            per_pass = ", ".join(str(len(p.rules)) for p in pm.program.passes) or "0"
+            typer.echo(
+                f"  {model.columns[s]} -> {model.columns[t]}: rules per pass [{per_pass}], "
+                f"training pairs reproduced {pm.train_correct}/{pm.train_total}"
+            )
+        typer.echo(f"model written to {output}")
+
+    _guard(body)
+
+
+def tokenize(text: str, alphabet: set[str]) -> tuple[str, ...]:
+    """A word as typed: space-separated tokens, or else longest known tokens / graphemes."""
+    from fstsynth.problem import parse_word, split_graphemes
+
+    text = nfc(text).strip()
+    if " " in text or not text:
+        return parse_word(text)
+    graphemes = split_graphemes(text)
+    longest = max((len(split_graphemes(t)) for t in alphabet), default=1)
+    out = []
+    k = 0
+    while k < len(graphemes):
+        for size in range(min(longest, len(graphemes) - k), 0, -1):
+            candidate = "".join(graphemes[k : k + size])
+            if candidate in alphabet or size == 1:
+                out.append(candidate)
+                k += size
+                break
+    return tuple(out)
+
+
+@app.command()
+def apply(
+    model_dir: Path = typer.Argument(..., help="A model directory written by `learn`."),
+    words: Optional[List[str]] = typer.Argument(
+        None, help="Words as space-separated tokens (quote each); default: one per line on stdin."
+    ),
+    source: Optional[str] = typer.Option(None, "--source", "-s", help="Source column (name or index)."),
+    target: Optional[str] = typer.Option(None, "--target", "-t", help="Target column (name or index)."),
+    check: bool = typer.Option(
+        False, "--check", help="Also run the interpreter; exit 1 listing words where they differ."
+    ),
+) -> None:
+    """Predict the target form of each word with the compiled transducer."""
+
+    def body() -> None:
+        model = load_model(model_dir)
+        pm = model.pair(source, target)
+        lines = words if words else [line.rstrip("\n") for line in sys.stdin]
+        alphabet = set(model.alphabet)
+        mismatches = []
+        out = []
+        for line in lines:
+            word = tokenize(line, alphabet)
+            prediction = pm.predict(word)
+            out.append(" ".join(prediction))
+            if check:
+                interpreted = pm.interpret(word, model.features)
+                if interpreted != prediction:
+                    mismatches.append((word, prediction, interpreted))
+        typer.echo("\n".join(out))
+        if mismatches:
+            for word, fst_out, interp in mismatches:
+                typer.echo(
+                    f"fstsynth: mismatch on {' '.join(word)!r}: transducer {' '.join(fst_out)!r}, "
+                    f"interpreter {' '.join(interp)!r}",
+                    err=True,
+                )
+            raise typer.Exit(1)
+
+    _guard(body)
+
+
+@app.command()
+def show(model_dir: Path = typer.Argument(..., help="A model directory written by `learn`.")) -> None:
+    """Print the learned rules, pass by pass."""
+
+    def body() -> None:
+        model = load_model(model_dir)
+        typer.echo(format_model(model))
+
+    _guard(body)
+
+
+def format_model(model: Model) -> str:
+    lines = []
+    for (s, t), pm in sorted(model.pairs.items()):
+        lines.append(
+            f"{model.columns[s]} -> {model.columns[t]}  "
+            f"({pm.program.rule_count} rules, {pm.train_correct}/{pm.train_total} training pairs)"
+        )
+        if not pm.program.passes:
+            lines.append("  (no rules: every token is kept)")
+        for k, pass_ in enumerate(pm.program.passes, start=1):
+            lines.append(f"  pass {k}:")
+            for n, rule in enumerate(pass_.rules, start=1):
+                lines.append(f"    {n:>3}. {rule}")
+            lines.append("         else Identity(x)")
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def _problem_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".tsv"))
+        if not files:
+            raise UserError(f"{path}: no .json or .tsv problem files in this directory")
+        return files
+    if not path.exists():
+        raise UserError(f"{path}: no such file or directory")
+    return [path]
+
+
+@app.command()
+def solve(
+    problems: Path = typer.Argument(..., help="A problem file, or a directory of them."),
+    out: Path = typer.Option(..., "--out", help="Directory for the answer files (created)."),
+    variant: str = typer.Option("token", "--variant", help=VARIANT_HELP),
+    alignment: str = typer.Option("global", "--alignment", help="global or local."),
+    time_limit: Optional[float] = typer.Option(
+        None, "--time-limit", help="Seconds allowed per column pair."
+    ),
+    check: bool = typer.Option(
+        False, "--check", help="Also run the interpreter on every answer; exit 1 on any difference."
+    ),
+) -> None:
+    """Fill every `?` of each problem and write an answer file of the same name in OUT."""
+
+    def body() -> None:
+        files = _problem_files(problems)
+        options = _options(variant, time_limit, alignment)
+        if not out.exists():
+            if not out.parent.exists():
+                raise UserError(f"{out}: cannot create: directory {out.parent} does not exist")
+            out.mkdir()
+        started = time.perf_counter()
+        total_mismatches = 0
+        failures = 0
+        for path in files:
+            try:
+                problem = load_problem(path)
+            except UserError as exc:
+                typer.echo(f"fstsynth: error: {exc}", err=True)
+                failures += 1
+                continue
+            try:
+                report = solve_problem(problem, options, check=check)
+            except UserError as exc:
+                typer.echo(f"fstsynth: {path.name}: cannot learn ({exc}); writing best guesses", err=True)
+                report = _fallback_report(problem)
+                failures += 1
+            write_answers(problem, report, out)
+            mism = report.mismatches
+            total_mismatches += len(mism)
+            for a in mism:
+                typer.echo(
+                    f"fstsynth: mismatch in {path.name} row {a.row + 1}: transducer "
+                    f"{' '.join(a.word)!r}, interpreter {' '.join(a.interpreter or ())!r}",
+                    err=True,
+                )
+            typer.echo(
+                f"{path.name}: {len(report.answers)} cell(s) filled in {report.seconds.get('total', 0):.1f}s"
+                + (f", {len(mism)} mismatch(es)" if check else "")
+            )
+        typer.echo(
+            f"solved {len(files) - failures}/{len(files)} problem(s) in {time.perf_counter() - started:.1f}s"
+            + (f"; interpreter/transducer mismatches: {total_mismatches}" if check else "")
+        )
+        if total_mismatches:
+            raise typer.Exit(1)
+        if failures == len(files):
+            raise typer.Exit(2)
+
+    _guard(body)
+
+
+def _fallback_report(problem: Problem) -> SolveReport:
+    from fstsynth.solve import CellAnswer
+
+    answers = [
+        CellAnswer(i, j, next((c for c in problem.cells[i] if c is not None), ()), None)
+        for i, j in problem.queries
+    ]
+    return SolveReport(problem.name, answers, None)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

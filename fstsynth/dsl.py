@@ -1,0 +1,348 @@
+"""The rule DSL: predicates, transformations, rules, passes and programs.
+
+Public API:
+    predicates:      IsToken, Is, TransformationApplied, Not      (type Predicate)
+    transformations: ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert,
+                     Identity                                      (type Transformation)
+    Rule, Pass, Program
+    to_json(node) / from_json(data)
+
+Every node is a frozen dataclass: hashable, comparable, usable as a dict key. `str()`
+prints the paper's notation (`IfThen(IsToken(w, "t", 0), ReplaceBy(x, "t", "d"))`);
+`repr()` is the constructor form. The boundary beyond either end of a word is written
+`$` and represented by `BOUNDARY` (None), so that no real token can be mistaken for it.
+
+Two extensions of the paper's Table 2, both reducing to it when used as the paper does:
+`ReplaceBy`/`ReplaceAnyBy` may produce several tokens (one rule for `l -> s h`), and a
+rule may fire at the *start position* before the first token (only `Insert` and
+`CopyInsert` produce output there), which is how prefixes are learned.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Union
+
+Token = str
+BOUNDARY: None = None
+
+
+class Error(ValueError):
+    """A DSL document (JSON) is malformed."""
+
+
+def _q(token: Token | None) -> str:
+    return "$" if token is None else json.dumps(token, ensure_ascii=False)
+
+
+def _qs(tokens: tuple[Token, ...]) -> str:
+    return json.dumps(" ".join(tokens), ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- predicates
+
+
+@dataclass(frozen=True, order=True)
+class IsToken:
+    """The token at `offset` is `token` (`BOUNDARY` = past either end of the word)."""
+
+    token: Token | None
+    offset: int
+
+    def __str__(self) -> str:
+        return f"IsToken(w, {_q(self.token)}, {self.offset})"
+
+
+@dataclass(frozen=True, order=True)
+class Is:
+    """Feature `feature` is true of the token at `offset` (never true of the boundary)."""
+
+    feature: str
+    offset: int
+
+    def __str__(self) -> str:
+        return f"Is(w, {_q(self.feature)}, {self.offset})"
+
+
+@dataclass(frozen=True)
+class TransformationApplied:
+    """The token at `offset` was produced by `transformation` in the previous pass."""
+
+    transformation: "Transformation"
+    offset: int
+
+    def __str__(self) -> str:
+        return f"TransformationApplied(w, {self.transformation}, {self.offset})"
+
+
+@dataclass(frozen=True)
+class Not:
+    predicate: "Predicate"
+
+    def __str__(self) -> str:
+        return f"Not({self.predicate})"
+
+
+Predicate = Union[IsToken, Is, TransformationApplied, Not]
+
+
+# ----------------------------------------------------------------------- transformations
+
+
+@dataclass(frozen=True)
+class ReplaceBy:
+    """If x is `source`, it becomes `target` (one or more tokens)."""
+
+    source: Token
+    target: tuple[Token, ...]
+
+    def __str__(self) -> str:
+        return f"ReplaceBy(x, {_q(self.source)}, {_qs(self.target)})"
+
+
+@dataclass(frozen=True)
+class ReplaceAnyBy:
+    """x becomes `target` (one or more tokens), whatever it was."""
+
+    target: tuple[Token, ...]
+
+    def __str__(self) -> str:
+        return f"ReplaceAnyBy(x, {_qs(self.target)})"
+
+
+@dataclass(frozen=True)
+class Insert:
+    """x is kept and `tokens` follow it (at the start position: a prefix)."""
+
+    tokens: tuple[Token, ...]
+
+    def __str__(self) -> str:
+        return f"Insert(x, {_qs(self.tokens)})"
+
+
+@dataclass(frozen=True)
+class Delete:
+    def __str__(self) -> str:
+        return "Delete(x)"
+
+
+@dataclass(frozen=True)
+class CopyReplace:
+    """x becomes a copy of the token at `offset` (applies only if that is a token)."""
+
+    offset: int
+
+    def __str__(self) -> str:
+        return f"CopyReplace(x, {self.offset})"
+
+
+@dataclass(frozen=True)
+class CopyInsert:
+    """x is kept and a copy of the token at `offset` follows it (if that is a token)."""
+
+    offset: int
+
+    def __str__(self) -> str:
+        return f"CopyInsert(x, {self.offset})"
+
+
+@dataclass(frozen=True)
+class Identity:
+    def __str__(self) -> str:
+        return "Identity(x)"
+
+
+Transformation = Union[ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert, Identity]
+
+PREDICATE_TYPES: tuple[type, ...] = (IsToken, Is, TransformationApplied, Not)
+TRANSFORMATION_TYPES: tuple[type, ...] = (
+    ReplaceBy,
+    ReplaceAnyBy,
+    Insert,
+    Delete,
+    CopyReplace,
+    CopyInsert,
+    Identity,
+)
+
+
+# ------------------------------------------------------------------ rules and programs
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A conjunction of predicates (nested `IfThen`) guarding one transformation."""
+
+    predicates: tuple[Predicate, ...]
+    transformation: Transformation
+
+    def __str__(self) -> str:
+        text = str(self.transformation)
+        for pred in reversed(self.predicates):
+            text = f"IfThen({pred}, {text})"
+        return text
+
+
+@dataclass(frozen=True)
+class Pass:
+    """An ordered `Else` chain of rules: at each position the first that fires wins."""
+
+    rules: tuple[Rule, ...]
+
+    def __str__(self) -> str:
+        if not self.rules:
+            return "Identity(x)"
+        text = str(self.rules[-1])
+        for rule in reversed(self.rules[:-1]):
+            text = f"Else({rule}, {text})"
+        return text
+
+
+@dataclass(frozen=True)
+class Program:
+    passes: tuple[Pass, ...]
+
+    def __str__(self) -> str:
+        return "\n".join(f"pass {k + 1}: {p}" for k, p in enumerate(self.passes))
+
+    @property
+    def rule_count(self) -> int:
+        return sum(len(p.rules) for p in self.passes)
+
+
+def offsets_read(rule: Rule) -> list[int]:
+    """Every offset the rule looks at (predicates and copies), for window sizes."""
+    out: list[int] = []
+    for pred in rule.predicates:
+        while isinstance(pred, Not):
+            pred = pred.predicate
+        out.append(pred.offset)
+    if isinstance(rule.transformation, (CopyReplace, CopyInsert)):
+        out.append(rule.transformation.offset)
+    return out
+
+
+def referenced_tags(pass_: Pass) -> set[Transformation]:
+    """Transformations that `TransformationApplied` predicates of this pass test for."""
+    tags: set[Transformation] = set()
+
+    def visit(pred: Predicate) -> None:
+        if isinstance(pred, Not):
+            visit(pred.predicate)
+        elif isinstance(pred, TransformationApplied):
+            tags.add(pred.transformation)
+
+    for rule in pass_.rules:
+        for pred in rule.predicates:
+            visit(pred)
+    return tags
+
+
+# ------------------------------------------------------------------------------- JSON
+
+
+def to_json(node: Any) -> Any:
+    """A plain-JSON form of any DSL node: `{"type": name, ...fields}`."""
+    if isinstance(node, Program):
+        return {"type": "Program", "passes": [to_json(p) for p in node.passes]}
+    if isinstance(node, Pass):
+        return {"type": "Pass", "rules": [to_json(r) for r in node.rules]}
+    if isinstance(node, Rule):
+        return {
+            "type": "Rule",
+            "predicates": [to_json(p) for p in node.predicates],
+            "transformation": to_json(node.transformation),
+        }
+    if isinstance(node, IsToken):
+        return {"type": "IsToken", "token": node.token, "offset": node.offset}
+    if isinstance(node, Is):
+        return {"type": "Is", "feature": node.feature, "offset": node.offset}
+    if isinstance(node, TransformationApplied):
+        return {
+            "type": "TransformationApplied",
+            "transformation": to_json(node.transformation),
+            "offset": node.offset,
+        }
+    if isinstance(node, Not):
+        return {"type": "Not", "predicate": to_json(node.predicate)}
+    if isinstance(node, ReplaceBy):
+        return {"type": "ReplaceBy", "source": node.source, "target": list(node.target)}
+    if isinstance(node, ReplaceAnyBy):
+        return {"type": "ReplaceAnyBy", "target": list(node.target)}
+    if isinstance(node, Insert):
+        return {"type": "Insert", "tokens": list(node.tokens)}
+    if isinstance(node, (CopyReplace, CopyInsert)):
+        return {"type": type(node).__name__, "offset": node.offset}
+    if isinstance(node, (Delete, Identity)):
+        return {"type": type(node).__name__}
+    raise TypeError(f"not a DSL node: {node!r}")
+
+
+def _tokens(data: dict[str, Any], key: str) -> tuple[Token, ...]:
+    value = data.get(key)
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise Error(f"{data.get('type')}: {key!r} must be a list of tokens")
+    return tuple(value)
+
+
+def _int(data: dict[str, Any], key: str) -> int:
+    value = data.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise Error(f"{data.get('type')}: {key!r} must be an integer")
+    return value
+
+
+def _str(data: dict[str, Any], key: str, *, nullable: bool = False) -> Any:
+    value = data.get(key)
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str):
+        raise Error(f"{data.get('type')}: {key!r} must be a string")
+    return value
+
+
+def _list(data: dict[str, Any], key: str) -> list[Any]:
+    value = data.get(key)
+    if not isinstance(value, list):
+        raise Error(f"{data.get('type')}: {key!r} must be a list")
+    return value
+
+
+def from_json(data: Any) -> Any:
+    """Inverse of `to_json`; raises `Error` naming the bad node."""
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        raise Error(f"expected a DSL node object with a 'type', got {str(data)[:60]!r}")
+    kind = data["type"]
+    if kind == "Program":
+        return Program(tuple(from_json(p) for p in _list(data, "passes")))
+    if kind == "Pass":
+        return Pass(tuple(from_json(r) for r in _list(data, "rules")))
+    if kind == "Rule":
+        return Rule(
+            tuple(from_json(p) for p in _list(data, "predicates")),
+            from_json(data.get("transformation")),
+        )
+    if kind == "IsToken":
+        return IsToken(_str(data, "token", nullable=True), _int(data, "offset"))
+    if kind == "Is":
+        return Is(_str(data, "feature"), _int(data, "offset"))
+    if kind == "TransformationApplied":
+        return TransformationApplied(from_json(data.get("transformation")), _int(data, "offset"))
+    if kind == "Not":
+        return Not(from_json(data.get("predicate")))
+    if kind == "ReplaceBy":
+        return ReplaceBy(_str(data, "source"), _tokens(data, "target"))
+    if kind == "ReplaceAnyBy":
+        return ReplaceAnyBy(_tokens(data, "target"))
+    if kind == "Insert":
+        return Insert(_tokens(data, "tokens"))
+    if kind == "Delete":
+        return Delete()
+    if kind == "CopyReplace":
+        return CopyReplace(_int(data, "offset"))
+    if kind == "CopyInsert":
+        return CopyInsert(_int(data, "offset"))
+    if kind == "Identity":
+        return Identity()
+    raise Error(f"unknown DSL node type {kind!r}")

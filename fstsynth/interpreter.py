@@ -1,0 +1,166 @@
+"""The interpreter: the executable definition of what a program means.
+
+Public API:
+    TaggedToken, Step
+    eval_predicate(pred, word, position, features) -> bool
+    apply_transformation(tr, word, position) -> tuple[Token, ...] | None
+    run_pass(pass_, word, features) -> list[TaggedToken]
+    run(program, word, features) -> Word
+    trace(program, word, features) -> list[list[Step]]
+
+Semantics (DESIGN.md section 3): a pass visits the start position (-1, before the first
+token) and every token; at each, the first rule whose predicates all hold and whose
+transformation applies there fires, reading only the pass's input. Outputs are
+concatenated in order and every output token is tagged with the transformation that
+produced it (an untouched token with `Identity()`). Offsets past either end read the
+boundary `$`. The compiler must implement exactly this.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from fstsynth.dsl import (
+    BOUNDARY,
+    CopyInsert,
+    CopyReplace,
+    Delete,
+    Identity,
+    Insert,
+    Is,
+    IsToken,
+    Not,
+    Pass,
+    Predicate,
+    Program,
+    ReplaceAnyBy,
+    ReplaceBy,
+    Rule,
+    Transformation,
+    TransformationApplied,
+)
+
+Token = str
+Word = tuple[Token, ...]
+Features = Mapping[Token, Mapping[str, bool]]
+#: A token with the transformation that produced it in the previous pass (None: input).
+TaggedToken = tuple[Token, "Transformation | None"]
+
+START = -1  # the position before the first token
+
+
+def eval_predicate(
+    pred: Predicate, word: Sequence[TaggedToken], position: int, features: Features
+) -> bool:
+    if isinstance(pred, Not):
+        return not eval_predicate(pred.predicate, word, position, features)
+    index = position + pred.offset
+    inside = 0 <= index < len(word)
+    if isinstance(pred, IsToken):
+        if pred.token is BOUNDARY:
+            return not inside
+        return inside and word[index][0] == pred.token
+    if isinstance(pred, Is):
+        return inside and bool(features.get(word[index][0], {}).get(pred.feature, False))
+    if isinstance(pred, TransformationApplied):
+        return inside and word[index][1] == pred.transformation
+    raise TypeError(f"not a predicate: {pred!r}")
+
+
+def apply_transformation(
+    tr: Transformation, word: Sequence[TaggedToken], position: int
+) -> tuple[Token, ...] | None:
+    """The tokens `tr` outputs at `position`, or None if it does not apply there."""
+    at_start = position == START
+    x = None if at_start else word[position][0]
+
+    def token_at(offset: int) -> Token | None:
+        index = position + offset
+        return word[index][0] if 0 <= index < len(word) else None
+
+    if isinstance(tr, Identity):
+        return () if at_start else (x,)
+    if isinstance(tr, Delete):
+        return ()
+    if isinstance(tr, ReplaceBy):
+        return tr.target if x == tr.source else None
+    if isinstance(tr, ReplaceAnyBy):
+        return () if at_start else tr.target
+    if isinstance(tr, Insert):
+        return tr.tokens if at_start else (x, *tr.tokens)
+    if isinstance(tr, CopyReplace):
+        copied = token_at(tr.offset)
+        if copied is None:
+            return None
+        return () if at_start else (copied,)
+    if isinstance(tr, CopyInsert):
+        copied = token_at(tr.offset)
+        if copied is None:
+            return None
+        return (copied,) if at_start else (x, copied)
+    raise TypeError(f"not a transformation: {tr!r}")
+
+
+def fire(
+    rule: Rule, word: Sequence[TaggedToken], position: int, features: Features
+) -> tuple[Token, ...] | None:
+    """The rule's output at `position`, or None if it does not fire there."""
+    for pred in rule.predicates:
+        if not eval_predicate(pred, word, position, features):
+            return None
+    return apply_transformation(rule.transformation, word, position)
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one pass did at one position: which rule fired (None: none) and the output."""
+
+    position: int
+    rule_index: int | None
+    output: tuple[Token, ...]
+
+
+def _pass_steps(
+    pass_: Pass, word: Sequence[TaggedToken], features: Features
+) -> tuple[list[TaggedToken], list[Step]]:
+    out: list[TaggedToken] = []
+    steps: list[Step] = []
+    for position in range(START, len(word)):
+        for k, rule in enumerate(pass_.rules):
+            produced = fire(rule, word, position, features)
+            if produced is not None:
+                tag: Transformation = rule.transformation
+                steps.append(Step(position, k, produced))
+                break
+        else:
+            produced = () if position == START else (word[position][0],)
+            tag = Identity()
+            steps.append(Step(position, None, produced))
+        out.extend((tok, tag) for tok in produced)
+    return out, steps
+
+
+def run_pass(
+    pass_: Pass, word: Sequence[TaggedToken], features: Features
+) -> list[TaggedToken]:
+    return _pass_steps(pass_, word, features)[0]
+
+
+def run(program: Program, word: Sequence[Token], features: Features) -> Word:
+    tagged: list[TaggedToken] = [(tok, None) for tok in word]
+    for pass_ in program.passes:
+        tagged = run_pass(pass_, tagged, features)
+    return tuple(tok for tok, _ in tagged)
+
+
+def trace(
+    program: Program, word: Sequence[Token], features: Features
+) -> list[tuple[Word, list[Step]]]:
+    """For each pass: its output word and the step taken at each position."""
+    tagged: list[TaggedToken] = [(tok, None) for tok in word]
+    result = []
+    for pass_ in program.passes:
+        tagged, steps = _pass_steps(pass_, tagged, features)
+        result.append((tuple(tok for tok, _ in tagged), steps))
+    return result

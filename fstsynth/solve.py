@@ -1,0 +1,110 @@
+"""Solve a problem table: fill every `?` cell from the known cells of its row.
+
+Public API:
+    CellAnswer, SolveReport
+    solve_problem(problem, options, check=False, progress=None) -> SolveReport
+    write_answers(problem, report, out_dir) -> Path
+    choose_source(model, row, target) -> PairModel | None
+
+To fill M[i][j], every column k with a known cell in row i and a learned program k -> j
+is a candidate; the program that fits its training pairs best wins (most training
+pairs reproduced, then the lower cost, i.e. the better ranking score, then the lower
+column index). Only the column pairs some `?` needs are learned. A cell with no
+candidate gets a best guess (the row's first known cell), so every answer file is
+complete.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from fstsynth.fileio import atomic_write_text
+from fstsynth.model import Model, PairModel, learn_model
+from fstsynth.problem import Problem, Word
+from fstsynth.synthesis import Options
+
+
+@dataclass(frozen=True)
+class CellAnswer:
+    row: int
+    column: int
+    word: Word
+    source: int | None  # the column predicted from; None for a fallback guess
+    interpreter: Word | None = None  # set in check mode
+
+
+@dataclass
+class SolveReport:
+    problem: str
+    answers: list[CellAnswer]
+    model: Model | None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def mismatches(self) -> list[CellAnswer]:
+        return [a for a in self.answers if a.interpreter is not None and a.interpreter != a.word]
+
+
+def needed_pairs(problem: Problem) -> list[tuple[int, int]]:
+    """Column pairs (k, j) that some `?` in column j could be predicted through."""
+    trainable = set(problem.column_pairs())
+    needed = set()
+    for i, j in problem.queries:
+        for k, cell in enumerate(problem.cells[i]):
+            if cell is not None and (k, j) in trainable:
+                needed.add((k, j))
+    return sorted(needed)
+
+
+def choose_source(model: Model, row: Sequence[Word | None], target: int) -> PairModel | None:
+    best = None
+    best_key = None
+    for (s, t), pm in model.pairs.items():
+        if t != target or row[s] is None:
+            continue
+        key = (-pm.train_correct / max(pm.train_total, 1), pm.cost, s)
+        if best_key is None or key < best_key:
+            best, best_key = pm, key
+    return best
+
+
+def solve_problem(
+    problem: Problem,
+    options: Options = Options(),
+    *,
+    check: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> SolveReport:
+    started = time.perf_counter()
+    pairs = needed_pairs(problem)
+    model = learn_model(problem, options, progress, pairs=pairs) if pairs else None
+    learned = time.perf_counter()
+    answers = []
+    for i, j in problem.queries:
+        row = problem.cells[i]
+        pm = choose_source(model, row, j) if model else None
+        if pm is None:
+            guess = next((c for c in row if c is not None), ())
+            answers.append(CellAnswer(i, j, guess, None))
+            continue
+        word = pm.predict(row[pm.source])
+        interp = pm.interpret(row[pm.source], problem.features) if check else None
+        answers.append(CellAnswer(i, j, word, pm.source, interp))
+    done = time.perf_counter()
+    seconds = {"learn": learned - started, "predict": done - learned, "total": done - started}
+    if model:
+        for part in ("alignment", "synthesis", "compilation"):
+            seconds[part] = sum(pm.seconds.get(part, 0.0) for pm in model.pairs.values())
+    return SolveReport(problem.name, answers, model, seconds)
+
+
+def write_answers(problem: Problem, report: SolveReport, out_dir: str | Path) -> Path:
+    """Write `out_dir/<problem file name>`: the problem with every `?` filled."""
+    out_dir = Path(out_dir)
+    name = problem.source.name if problem.source else f"{problem.name}.json"
+    path = out_dir / name
+    atomic_write_text(path, problem.answer_text({(a.row, a.column): a.word for a in report.answers}))
+    return path

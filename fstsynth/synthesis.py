@@ -1,0 +1,485 @@
+"""Synthesis: learn a program from word pairs (FlashMeta-style candidates, NDSyn selection).
+
+Public API:
+    Options, LearnResult
+    learn(pairs, features, options) -> LearnResult
+    synthesize_pass(examples, features, options) -> Pass
+    rule_cost(rule, variant) -> float       (the ranking score is its negation)
+
+Outline (DESIGN.md section 4):
+1. Align every training pair into token-level examples (`alignment`).
+2. Candidates by inverse semantics: the transformations consistent with each example,
+   times conjunctions of up to `max_conjuncts` atomic predicates true there, within
+   offsets -window..window. Each atom and each transformation owns a bitset over the
+   examples (Python ints), so "where does this rule fire, and is it right there" is a
+   few AND/popcount operations. Candidates that fire on exactly the same examples are
+   one candidate (observational equivalence); the cheapest form is kept.
+3. Selection builds the decision list top-down: repeatedly take the rule that answers
+   the most still-undecided examples that need a change, among those that answer no
+   undecided example wrongly; ties go to the better ranking score, then to the printed
+   form (determinism). Examples a rule fires on are decided by it.
+4. Passes: the chosen pass is run on the training words, the words still wrong are
+   re-aligned against their targets (tags kept) and the next pass learns from all of
+   them, up to `max_passes`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from fstsynth.alignment import align_pair, examples_from_alignment
+from fstsynth.dsl import (
+    BOUNDARY,
+    CopyInsert,
+    CopyReplace,
+    Delete,
+    Identity,
+    Insert,
+    Is,
+    IsToken,
+    Not,
+    Pass,
+    Predicate,
+    Program,
+    ReplaceAnyBy,
+    ReplaceBy,
+    Rule,
+    Transformation,
+    TransformationApplied,
+)
+from fstsynth.errors import UserError
+from fstsynth.interpreter import START, TaggedToken, apply_transformation, run_pass
+
+Token = str
+Word = tuple[Token, ...]
+Features = Mapping[Token, Mapping[str, bool]]
+
+VARIANTS = ("nofeature", "token", "feature")
+
+
+class Error(UserError):
+    """Learning was asked for something it cannot do (bad option, limit reached)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    variant: str = "token"
+    window: int = 2
+    max_conjuncts: int = 3
+    max_passes: int = 3
+    alignment: str = "global"
+    beam: int = 400
+    time_limit: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise Error(f"variant must be one of {', '.join(VARIANTS)}, not {self.variant!r}")
+        if self.alignment not in ("global", "local"):
+            raise Error(f"alignment must be 'global' or 'local', not {self.alignment!r}")
+        if not 0 <= self.window <= 6:
+            raise Error(f"window must be between 0 and 6, not {self.window}")
+        if not 1 <= self.max_passes <= 10:
+            raise Error(f"max_passes must be between 1 and 10, not {self.max_passes}")
+        if not 0 <= self.max_conjuncts <= 4:
+            raise Error(f"max_conjuncts must be between 0 and 4, not {self.max_conjuncts}")
+
+
+@dataclass(frozen=True)
+class LearnResult:
+    program: Program
+    cost: float  # sum of rule costs: lower is preferred
+    train_correct: int
+    train_total: int
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------ ranking score
+
+
+_TOKEN_COST = {"nofeature": 0.3, "token": 0.2, "feature": 0.6}
+_FEATURE_COST = {"nofeature": float("inf"), "token": 0.6, "feature": 0.1}
+
+
+def predicate_cost(pred: Predicate, variant: str) -> float:
+    if isinstance(pred, Not):
+        return predicate_cost(pred.predicate, variant) + 0.3
+    base = 1.0 + 0.5 * abs(pred.offset)
+    if isinstance(pred, IsToken):
+        return base + (0.1 if pred.token is BOUNDARY else _TOKEN_COST[variant])
+    if isinstance(pred, Is):
+        return base + _FEATURE_COST[variant]
+    return base + 0.2  # TransformationApplied
+
+
+def transformation_cost(tr: Transformation) -> float:
+    if isinstance(tr, Identity):
+        return 0.5
+    if isinstance(tr, Delete):
+        return 1.0
+    if isinstance(tr, ReplaceAnyBy):
+        return 1.0 + 0.2 * len(tr.target)
+    if isinstance(tr, ReplaceBy):
+        return 1.3 + 0.2 * len(tr.target)
+    if isinstance(tr, Insert):
+        return 1.0 + 0.2 * len(tr.tokens)
+    return 1.0 + 0.3 * abs(tr.offset)  # CopyReplace, CopyInsert
+
+
+# Insertions are mostly affixes: an insertion not anchored at a word edge is a priori
+# unlikely, so it pays this much more than one that tests the boundary.
+UNANCHORED_INSERT_COST = 2.0
+
+
+def _anchored(rule: Rule) -> bool:
+    return any(isinstance(p, IsToken) and p.token is BOUNDARY for p in rule.predicates)
+
+
+def rule_cost(rule: Rule, variant: str) -> float:
+    cost = transformation_cost(rule.transformation) + sum(
+        predicate_cost(p, variant) for p in rule.predicates
+    )
+    tr = rule.transformation
+    grows = isinstance(tr, (Insert, CopyInsert)) or (
+        isinstance(tr, (ReplaceBy, ReplaceAnyBy)) and len(tr.target) > 1
+    )
+    if grows and not _anchored(rule):
+        cost += UNANCHORED_INSERT_COST
+    return cost
+
+
+# ------------------------------------------------------------------ examples
+
+
+@dataclass(frozen=True)
+class TaggedExample:
+    """Tagged word `word` at `position` must produce `output`."""
+
+    word: tuple[TaggedToken, ...]
+    position: int
+    output: Word
+
+    def token_at(self, offset: int) -> Token | None:
+        index = self.position + offset
+        return self.word[index][0] if 0 <= index < len(self.word) else None
+
+    def tag_at(self, offset: int) -> Transformation | None:
+        index = self.position + offset
+        return self.word[index][1] if 0 <= index < len(self.word) else None
+
+    @property
+    def identity_output(self) -> Word:
+        return () if self.position == START else (self.word[self.position][0],)
+
+
+def tagged_examples(
+    word: Sequence[TaggedToken], target: Word, features: Features, mode: str
+) -> list[TaggedExample]:
+    tokens = tuple(tok for tok, _ in word)
+    columns = align_pair(tokens, target, features, mode)
+    frozen = tuple(word)
+    return [
+        TaggedExample(frozen, e.position, e.output)
+        for e in examples_from_alignment(tokens, target, columns)
+    ]
+
+
+def _bits(indices: Iterable[int]) -> int:
+    """A bitset (Python int) with the given bits set."""
+    indices = list(indices)
+    if not indices:
+        return 0
+    buf = bytearray((max(indices) >> 3) + 1)
+    for k in indices:
+        buf[k >> 3] |= 1 << (k & 7)
+    return int.from_bytes(buf, "little")
+
+
+# ------------------------------------------------------------------ candidates
+
+
+def _atoms(
+    examples: Sequence[TaggedExample], features: Features, options: Options
+) -> dict[Predicate, int]:
+    """Every atomic predicate true at some example, with its bitset over the examples."""
+    use_features = options.variant != "nofeature"
+    feature_names = sorted({f for feats in features.values() for f in feats}) if use_features else []
+    where: dict[Predicate, list[int]] = {}
+    w = options.window
+    for k, ex in enumerate(examples):
+        for offset in range(-w, w + 1):
+            tok = ex.token_at(offset)
+            preds: list[Predicate] = [IsToken(tok, offset)]
+            if tok is not None:
+                preds.append(Not(IsToken(BOUNDARY, offset)))
+                tag = ex.tag_at(offset)
+                if tag is not None:
+                    preds.append(TransformationApplied(tag, offset))
+            feats = features.get(tok, {}) if tok is not None else {}
+            for f in feature_names:
+                preds.append(Is(f, offset) if feats.get(f, False) else Not(Is(f, offset)))
+            for p in preds:
+                where.setdefault(p, []).append(k)
+    return {p: _bits(ks) for p, ks in where.items()}
+
+
+def _consistent_transformations(ex: TaggedExample, window: int) -> list[Transformation]:
+    """Inverse semantics: the transformations whose output here is `ex.output`."""
+    out = ex.output
+    found: list[Transformation] = []
+    if ex.position == START:
+        if out:
+            found.append(Insert(out))
+            if len(out) == 1:
+                found.extend(
+                    CopyInsert(i) for i in range(1, window + 1) if ex.token_at(i) == out[0]
+                )
+        return found  # empty outputs at the start: see _start_defaults
+    x = ex.word[ex.position][0]
+    if out == (x,):
+        found.append(Identity())
+    if not out:
+        found.append(Delete())
+    elif len(out) == 1 or out[0] != x:  # x followed by more is Insert's job
+        found.append(ReplaceAnyBy(out))
+        if out != (x,):
+            found.append(ReplaceBy(x, out))
+    if len(out) >= 2 and out[0] == x:
+        found.append(Insert(out[1:]))
+    if len(out) == 1:
+        found.extend(
+            CopyReplace(i)
+            for i in range(-window, window + 1)
+            if i != 0 and ex.token_at(i) == out[0]
+        )
+    if len(out) == 2 and out[0] == x:
+        found.extend(
+            CopyInsert(i) for i in range(-window, window + 1) if ex.token_at(i) == out[1]
+        )
+    return found
+
+
+@dataclass
+class _Candidate:
+    rule: Rule
+    fires: int  # examples where the rule fires
+    correct: int  # examples where it fires and is right
+    cost: float
+    text: str
+
+
+class _Timer:
+    def __init__(self, limit: float | None) -> None:
+        self.deadline = None if limit is None else time.monotonic() + limit
+
+    def check(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise Error("time limit reached while learning (raise --time-limit)")
+
+
+def _candidates(
+    examples: Sequence[TaggedExample],
+    features: Features,
+    options: Options,
+    timer: _Timer,
+) -> tuple[list[_Candidate], int]:
+    n = len(examples)
+    everything = (1 << n) - 1
+    atoms = _atoms(examples, features, options)
+    atom_list = sorted(atoms, key=lambda p: (predicate_cost(p, options.variant), str(p)))
+    atom_list = [p for p in atom_list if predicate_cost(p, options.variant) != float("inf")]
+
+    correct_at: dict[Transformation, list[int]] = {}
+    need_idx = []
+    for k, ex in enumerate(examples):
+        if ex.output != ex.identity_output:
+            need_idx.append(k)
+        for tr in _consistent_transformations(ex, options.window):
+            correct_at.setdefault(tr, []).append(k)
+    need = _bits(need_idx)
+    # At the start position every transformation but Insert/CopyInsert outputs nothing
+    # (and ReplaceBy never applies there): such examples are right for all of them.
+    empty_starts = [
+        k for k, ex in enumerate(examples) if ex.position == START and not ex.output
+    ]
+    by_token: dict[Token, list[int]] = {}
+    for k, ex in enumerate(examples):
+        if ex.position != START:
+            by_token.setdefault(ex.word[ex.position][0], []).append(k)
+    transformations = sorted(correct_at, key=str)
+    correct_bits: dict[Transformation, int] = {}
+    applies_bits: dict[Transformation, int] = {}
+    for tr in transformations:
+        if isinstance(tr, ReplaceBy):
+            applies = _bits(by_token.get(tr.source, []))
+        elif isinstance(tr, (CopyReplace, CopyInsert)):
+            applies = _bits(
+                k for k, ex in enumerate(examples) if ex.token_at(tr.offset) is not None
+            )
+        else:
+            applies = everything
+        correct = _bits(correct_at[tr])
+        if not isinstance(tr, (Insert, CopyInsert, ReplaceBy)):
+            correct |= _bits(empty_starts) & applies
+        correct_bits[tr] = correct
+        applies_bits[tr] = applies
+
+    pool: dict[tuple[Transformation, int], _Candidate] = {}
+
+    def offer(preds: tuple[Predicate, ...], tr: Transformation, bits: int) -> None:
+        fires = bits & applies_bits[tr]
+        correct = fires & correct_bits[tr]
+        if not correct & need:
+            return
+        key = (tr, fires)
+        rule = Rule(preds, tr)
+        cost = rule_cost(rule, options.variant)
+        old = pool.get(key)
+        if old is None or (cost, str(rule)) < (old.cost, old.text):
+            pool[key] = _Candidate(rule, fires, correct, cost, str(rule))
+
+    for tr in transformations:
+        timer.check()
+        positives = correct_bits[tr] & need
+        if not positives:
+            continue
+        negatives = applies_bits[tr] & ~correct_bits[tr]
+        if options.max_conjuncts == 0:
+            offer((), tr, everything)
+            continue
+        useful = [(p, atoms[p]) for p in atom_list if atoms[p] & positives]
+        # The anchoring discount makes "conj + boundary test" cheaper than "conj" alone
+        # for insertions, so every conjunction is also offered with each anchor.
+        anchors = [
+            (p, bits)
+            for p, bits in useful
+            if isinstance(p, IsToken) and p.token is BOUNDARY and p.offset != 0
+        ]
+
+        def offer_anchored(preds: tuple[Predicate, ...], bits: int) -> None:
+            offer(preds, tr, bits)
+            if len(preds) < options.max_conjuncts and not any(a in preds for a, _ in anchors):
+                for a, abits in anchors:
+                    if bits & abits & positives:
+                        offer(preds + (a,), tr, bits & abits)
+
+        offer_anchored((), everything)
+        frontier: list[tuple[tuple[Predicate, ...], int, int]] = []
+        for idx, (p, bits) in enumerate(useful):
+            offer_anchored((p,), bits)
+            if bits & negatives:
+                frontier.append(((p,), bits, idx))
+        for _depth in range(1, options.max_conjuncts):
+            # Extend the most promising inconsistent conjunctions only (a beam).
+            frontier.sort(
+                key=lambda c: (
+                    -(c[1] & positives).bit_count(),
+                    (c[1] & negatives).bit_count(),
+                )
+            )
+            frontier = frontier[: options.beam]
+            next_frontier = []
+            for preds, bits, last in frontier:
+                timer.check()
+                for idx in range(last + 1, len(useful)):
+                    p, pbits = useful[idx]
+                    both = bits & pbits
+                    if both == bits or not both & positives:
+                        continue
+                    offer_anchored(preds + (p,), both)
+                    if both & negatives:
+                        next_frontier.append((preds + (p,), both, idx))
+            frontier = next_frontier
+    return list(pool.values()), need
+
+
+# ------------------------------------------------------------------ selection
+
+
+def synthesize_pass(
+    examples: Sequence[TaggedExample],
+    features: Features,
+    options: Options,
+    timer: _Timer | None = None,
+) -> Pass:
+    timer = timer or _Timer(options.time_limit)
+    candidates, need = _candidates(examples, features, options, timer)
+    undecided = (1 << len(examples)) - 1
+    rules: list[Rule] = []
+    while undecided & need:
+        timer.check()
+        best_key = None
+        best = None
+        for cand in candidates:
+            gain = (cand.correct & undecided & need).bit_count()
+            if gain == 0:
+                continue
+            wrong = (cand.fires & ~cand.correct & undecided).bit_count()
+            if wrong:
+                continue
+            key = (-gain, cand.cost, cand.text)
+            if best_key is None or key < best_key:
+                best_key, best = key, cand
+        if best is None:
+            break
+        rules.append(best.rule)
+        undecided &= ~best.fires
+    return Pass(tuple(rules))
+
+
+# ------------------------------------------------------------------ passes
+
+
+def learn(
+    pairs: Sequence[tuple[Word, Word]],
+    features: Features,
+    options: Options = Options(),
+) -> LearnResult:
+    """Learn a program mapping each source word of `pairs` to its target."""
+    timer = _Timer(options.time_limit)
+    seconds = {"alignment": 0.0, "synthesis": 0.0}
+    current: list[list[TaggedToken]] = [[(tok, None) for tok in src] for src, _ in pairs]
+    targets = [tgt for _, tgt in pairs]
+    passes: list[Pass] = []
+
+    def n_correct(words: list[list[TaggedToken]]) -> int:
+        return sum(tuple(t for t, _ in w) == tgt for w, tgt in zip(words, targets))
+
+    score = n_correct(current)
+    for _ in range(options.max_passes):
+        if score == len(pairs):
+            break
+        started = time.perf_counter()
+        examples = [
+            ex
+            for word, tgt in zip(current, targets)
+            for ex in tagged_examples(word, tgt, features, options.alignment)
+        ]
+        seconds["alignment"] += time.perf_counter() - started
+        started = time.perf_counter()
+        pass_ = synthesize_pass(examples, features, options, timer)
+        seconds["synthesis"] += time.perf_counter() - started
+        if not pass_.rules:
+            break
+        new = [run_pass(pass_, word, features) for word in current]
+        new_score = n_correct(new)
+        if new_score <= score and passes:
+            break
+        passes.append(pass_)
+        current, score = new, new_score
+    program = Program(tuple(passes))
+    cost = sum(rule_cost(r, options.variant) for p in passes for r in p.rules)
+    return LearnResult(program, cost, score, len(pairs), seconds)
+
+
+__all__ = [
+    "Options",
+    "LearnResult",
+    "learn",
+    "synthesize_pass",
+    "rule_cost",
+    "VARIANTS",
+    "TaggedExample",
+    "apply_transformation",
+]

@@ -1,0 +1,141 @@
+"""The DSL's semantics, each case checked on the interpreter and on the transducer."""
+
+from __future__ import annotations
+
+import pytest
+
+from backends import BACKENDS, run_with
+from fstsynth.dsl import (
+    BOUNDARY,
+    CopyInsert,
+    CopyReplace,
+    Delete,
+    Identity,
+    Insert,
+    Is,
+    IsToken,
+    Not,
+    Pass,
+    Program,
+    ReplaceAnyBy,
+    ReplaceBy,
+    Rule,
+    TransformationApplied,
+)
+
+FEATURES = {
+    "a": {"vowel": True},
+    "i": {"vowel": True},
+    "b": {"vowel": False, "voice": True},
+    "d": {"vowel": False, "voice": True},
+    "t": {"vowel": False, "voice": False},
+    "s": {"vowel": False, "voice": False},
+}
+ALPHABET = tuple(FEATURES) + ("z", "h")
+
+
+def one_pass(*rules: Rule) -> Program:
+    return Program((Pass(tuple(rules)),))
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    return request.param
+
+
+def run(backend, program, word, alphabet=ALPHABET):
+    return " ".join(run_with(backend, program, tuple(word.split()), FEATURES, alphabet))
+
+
+def test_empty_program_is_identity(backend):
+    assert run(backend, Program(()), "b a t") == "b a t"
+    assert run(backend, one_pass(), "b a t") == "b a t"
+
+
+def test_suffix_by_voicing_and_boundary(backend):
+    program = one_pass(
+        Rule((IsToken(BOUNDARY, 1), Is("voice", 0)), Insert(("z",))),
+        Rule((IsToken(BOUNDARY, 1),), Insert(("s",))),
+    )
+    assert run(backend, program, "b a d") == "b a d z"
+    assert run(backend, program, "b a t") == "b a t s"
+    assert run(backend, program, "a") == "a s"
+
+
+def test_prefix_at_start_position(backend):
+    program = one_pass(Rule((IsToken(BOUNDARY, 0),), Insert(("d", "i"))))
+    assert run(backend, program, "b a t") == "d i b a t"
+    # The start position exists even in an empty word.
+    assert run(backend, program, "") == "d i"
+
+
+def test_first_matching_rule_wins_and_identity_blocks(backend):
+    program = one_pass(
+        Rule((IsToken("a", 0), IsToken("b", -1)), Identity()),
+        Rule((Is("vowel", 0),), ReplaceAnyBy(("i",))),
+    )
+    assert run(backend, program, "b a t a") == "b a t i"
+
+
+def test_rules_read_the_pass_input_simultaneously(backend):
+    # Each "a" after an "a" becomes "b": in "a a a", both later a's change, because
+    # contexts read the input, not the partially rewritten output.
+    program = one_pass(Rule((IsToken("a", -1),), ReplaceBy("a", ("b",))))
+    assert run(backend, program, "a a a") == "a b b"
+
+
+def test_replace_by_only_applies_to_its_source(backend):
+    program = one_pass(Rule((), ReplaceBy("t", ("d",))), Rule((), Delete()))
+    assert run(backend, program, "t a t") == "d d"
+
+
+def test_multi_token_replacement_and_delete(backend):
+    program = one_pass(Rule((), ReplaceBy("s", ("s", "h"))), Rule((IsToken(BOUNDARY, 1),), Delete()))
+    assert run(backend, program, "s a s t") == "s h a s h"
+
+
+def test_copy_replace_and_boundary_makes_copy_not_apply(backend):
+    program = one_pass(
+        Rule((Not(Is("vowel", 0)),), CopyReplace(1)),
+        Rule((), Identity()),
+    )
+    # Consonants copy the next token; the last consonant has no next token, so the
+    # copy does not apply and the next rule (Identity) fires.
+    assert run(backend, program, "t a d") == "a a d"
+
+
+def test_copy_insert_gemination(backend):
+    program = one_pass(Rule((IsToken("t", 0),), CopyInsert(0)), Rule((IsToken(BOUNDARY, 0),), CopyInsert(1)))
+    assert run(backend, program, "a t a") == "a a t t a"
+
+
+def test_transformation_applied_reads_previous_pass(backend):
+    first = Pass((Rule((), ReplaceBy("s", ("h",))),))
+    second = Pass((Rule((TransformationApplied(ReplaceBy("s", ("h",)), 1),), Insert(("s",))),))
+    program = Program((first, second))
+    assert run(backend, program, "a s a") == "a s h a"
+    # An "h" that was already there is not a rewritten one.
+    assert run(backend, program, "a h a") == "a h a"
+
+
+def test_inserted_tokens_are_tagged_too(backend):
+    first = Pass((Rule((IsToken(BOUNDARY, 1),), Insert(("a",))),))
+    second = Pass((Rule((TransformationApplied(Insert(("a",)), 0),), ReplaceAnyBy(("i",))),))
+    program = Program((first, second))
+    # The final "t" and its inserted "a" are both tagged Insert; the first "a" is not.
+    assert run(backend, program, "a t") == "a i i"
+
+
+def test_not_boundary(backend):
+    program = one_pass(Rule((Not(IsToken(BOUNDARY, 1)),), Delete()))
+    assert run(backend, program, "b a t") == "t"
+
+
+def test_unknown_token_passes_through(backend):
+    program = one_pass(Rule((Is("vowel", 0),), ReplaceAnyBy(("i",))))
+    assert run(backend, program, "b a q a", alphabet=ALPHABET) == "b i q i"
+
+
+def test_unknown_token_is_copied_back(backend):
+    program = one_pass(Rule((IsToken(BOUNDARY, 1),), CopyInsert(0)))
+    assert run(backend, program, "b a q", alphabet=ALPHABET) == "b a q q"

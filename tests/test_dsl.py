@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import pytest
+
+from fstsynth import dsl
+from fstsynth.dsl import (
+    BOUNDARY,
+    CopyInsert,
+    CopyReplace,
+    Delete,
+    Identity,
+    Insert,
+    Is,
+    IsToken,
+    Not,
+    Pass,
+    Program,
+    ReplaceAnyBy,
+    ReplaceBy,
+    Rule,
+    TransformationApplied,
+)
+
+EVERY_NODE = [
+    IsToken("t", 0),
+    IsToken(BOUNDARY, 1),
+    Is("voice", -1),
+    TransformationApplied(ReplaceBy("l", ("h",)), 1),
+    Not(Is("vowel", 2)),
+    ReplaceBy("a", ("i",)),
+    ReplaceAnyBy(("s", "h")),
+    Insert(("z",)),
+    Delete(),
+    CopyReplace(-1),
+    CopyInsert(0),
+    Identity(),
+]
+
+
+@pytest.mark.parametrize("node", EVERY_NODE, ids=repr)
+def test_json_round_trip(node):
+    assert dsl.from_json(dsl.to_json(node)) == node
+
+
+def test_program_round_trip_and_hashable():
+    program = Program(
+        (
+            Pass((Rule((IsToken(BOUNDARY, 1), Is("voice", 0)), Insert(("z",))),)),
+            Pass((Rule((TransformationApplied(Insert(("z",)), 0),), Identity()),)),
+        )
+    )
+    assert dsl.from_json(dsl.to_json(program)) == program
+    assert hash(program) == hash(dsl.from_json(dsl.to_json(program)))
+    assert program.rule_count == 2
+
+
+def test_prints_in_the_papers_notation():
+    rule = Rule((IsToken(BOUNDARY, 1), Is("voice", 0)), Insert(("z",)))
+    assert str(rule) == 'IfThen(IsToken(w, $, 1), IfThen(Is(w, "voice", 0), Insert(x, "z")))'
+    assert str(TransformationApplied(ReplaceBy("l", ("h",)), 1)) == (
+        'TransformationApplied(w, ReplaceBy(x, "l", "h"), 1)'
+    )
+    assert str(Pass((Rule((), Delete()), Rule((), Identity())))) == "Else(Delete(x), Identity(x))"
+    # A real token "$" is quoted; the boundary is not.
+    assert str(IsToken("$", 0)) == 'IsToken(w, "$", 0)'
+
+
+def test_nodes_are_immutable():
+    node = IsToken("a", 0)
+    with pytest.raises(AttributeError):
+        node.offset = 3  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"type": "Nope"},
+        {"type": "IsToken", "token": "a"},
+        {"type": "Insert", "tokens": "a b"},
+        {"type": "Pass", "rules": {}},
+        [],
+    ],
+)
+def test_from_json_rejects_malformed(bad):
+    with pytest.raises(dsl.Error):
+        dsl.from_json(bad)
