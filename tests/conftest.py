@@ -21,3 +21,19 @@ needs_benchmark = pytest.mark.skipif(
     not benchmark_problems(),
     reason=f"benchmark data not found at {SHARED} (it exists only beside a development checkout)",
 )
+
+
+@pytest.fixture(scope="session")
+def benchmark_models():
+    """Every benchmark problem with a model learned for all its column pairs (default
+    options), learned once per test session: {name: (problem, model)}."""
+    from fstsynth.model import learn_model
+    from fstsynth.problem import load_problem
+
+    if not benchmark_problems():
+        pytest.skip(f"benchmark data not found at {SHARED}")
+    models = {}
+    for path in benchmark_problems():
+        problem = load_problem(path)
+        models[path.stem] = (problem, learn_model(problem))
+    return models
