@@ -45,9 +45,28 @@ def nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
+_TIE_BARS = ("\u0361", "\u035c")  # t͡ʃ: joins the letters on either side
+
+
 def split_graphemes(text: str) -> Word:
-    """Split a string without spaces into user-perceived characters (grapheme clusters)."""
-    return tuple(nfc(g) for g in regex.findall(r"\X", nfc(text)))
+    """Split a string without spaces into user-perceived characters.
+
+    Unicode grapheme clusters, adjusted for phonetic writing: a tie bar joins the next
+    letter (`t͡ʃ` is one token) and modifier letters such as `ː`, `ʰ`, `ʲ` stay with the
+    letter before them (`aː`, `tʰ`).
+    """
+    tokens: list[str] = []
+    join_next = False
+    for cluster in regex.findall(r"\X", nfc(text)):
+        attaches = tokens and (
+            join_next or all(unicodedata.category(ch) == "Lm" for ch in cluster)
+        )
+        if attaches:
+            tokens[-1] += cluster
+        else:
+            tokens.append(cluster)
+        join_next = cluster.endswith(_TIE_BARS)
+    return tuple(nfc(t) for t in tokens)
 
 
 def parse_word(text: str, *, split_unspaced: bool = False) -> Word:

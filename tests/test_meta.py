@@ -1,0 +1,53 @@
+"""Meta-tests: every DSL construct is exercised by the equivalence tests."""
+
+from __future__ import annotations
+
+import typing
+
+from fstsynth import dsl
+from programs import PROGRAMS
+
+
+def _node_types(node, seen: set[type]) -> None:
+    seen.add(type(node))
+    if isinstance(node, dsl.Program):
+        for p in node.passes:
+            _node_types(p, seen)
+    elif isinstance(node, dsl.Pass):
+        for r in node.rules:
+            _node_types(r, seen)
+    elif isinstance(node, dsl.Rule):
+        for p in node.predicates:
+            _node_types(p, seen)
+        _node_types(node.transformation, seen)
+    elif isinstance(node, dsl.Not):
+        _node_types(node.predicate, seen)
+    elif isinstance(node, dsl.TransformationApplied):
+        _node_types(node.transformation, seen)
+
+
+def test_equivalence_corpus_uses_every_construct():
+    seen: set[type] = set()
+    for program in PROGRAMS.values():
+        _node_types(program, seen)
+    constructs = set(typing.get_args(dsl.Predicate)) | set(typing.get_args(dsl.Transformation))
+    missing = sorted(c.__name__ for c in constructs - seen)
+    assert not missing, f"constructs missing from tests/programs.py: {missing}"
+
+
+def test_dsl_type_lists_match_the_unions():
+    assert set(dsl.PREDICATE_TYPES) == set(typing.get_args(dsl.Predicate))
+    assert set(dsl.TRANSFORMATION_TYPES) == set(typing.get_args(dsl.Transformation))
+
+
+def test_boundary_in_the_corpus():
+    # Boundary tests on both sides and the start position are the risky compiler cases.
+    offsets = set()
+    for program in PROGRAMS.values():
+        for p in program.passes:
+            for r in p.rules:
+                for pred in r.predicates:
+                    inner = pred.predicate if isinstance(pred, dsl.Not) else pred
+                    if isinstance(inner, dsl.IsToken) and inner.token is dsl.BOUNDARY:
+                        offsets.add(inner.offset)
+    assert {-1, 0, 1} <= offsets

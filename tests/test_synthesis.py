@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import DATA
+from fstsynth.dsl import BOUNDARY, Insert, IsToken
+from fstsynth.interpreter import run
+from fstsynth.problem import load_problem
+from fstsynth.synthesis import Error, Options, learn, rule_cost
+from fstsynth.dsl import Is, Rule
+
+
+@pytest.fixture(scope="module")
+def plural():
+    problem = load_problem(DATA / "plural.tsv")
+    features = json.loads((DATA / "plural-features.json").read_text(encoding="utf-8"))
+    return problem.training_pairs(0, 1), features
+
+
+def test_learns_a_short_general_program(plural):
+    pairs, features = plural
+    result = learn(pairs, features, Options(variant="feature"))
+    assert result.train_correct == result.train_total == len(pairs)
+    assert result.program.rule_count <= 4
+    # It generalizes to words it has not seen.
+    for word, expected in [("p ɪ g", "p ɪ g z"), ("f ɒ k s", "f ɒ k s ɪ z"), ("s t æ m p", "s t æ m p s")]:
+        assert " ".join(run(result.program, tuple(word.split()), features)) == expected
+
+
+def test_learning_is_deterministic(plural):
+    pairs, features = plural
+    first = learn(pairs, features, Options())
+    second = learn(list(pairs), dict(features), Options())
+    assert str(first.program) == str(second.program)
+
+
+def test_nofeature_variant_uses_no_features(plural):
+    pairs, features = plural
+    program = learn(pairs, features, Options(variant="nofeature")).program
+    assert "Is(w" not in str(program)
+    assert program.rule_count >= 1
+
+
+def test_feature_variant_prefers_features_on_ties():
+    rule_tok = Rule((IsToken("d", 0),), Insert(("z",)))
+    rule_feat = Rule((Is("voice", 0),), Insert(("z",)))
+    assert rule_cost(rule_feat, "feature") < rule_cost(rule_tok, "feature")
+    assert rule_cost(rule_tok, "token") < rule_cost(rule_feat, "token")
+
+
+def test_prefix_is_learned_at_the_start_position():
+    pairs = [
+        (tuple("batuk"), tuple("mabatuk")),
+        (tuple("kilos"), tuple("makilos")),
+        (tuple("surit"), tuple("masurit")),
+    ]
+    result = learn(pairs, {}, Options())
+    assert result.train_correct == 3
+    assert run(result.program, tuple("ponat"), {}) == tuple("maponat")
+    # The prefix is anchored at the start position.
+    assert any(
+        isinstance(r.transformation, Insert) and IsToken(BOUNDARY, 0) in r.predicates
+        for p in result.program.passes
+        for r in p.rules
+    )
+
+
+def test_identical_pairs_need_no_rules():
+    result = learn([(("a", "b"), ("a", "b"))], {}, Options())
+    assert result.program.rule_count == 0 and result.train_correct == 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [({"variant": "fancy"}, "variant must be one of"), ({"alignment": "x"}, "alignment must be"),
+     ({"window": 9}, "window must be"), ({"max_passes": 0}, "max_passes must be")],
+)
+def test_bad_options(kwargs, message):
+    with pytest.raises(Error, match=message):
+        Options(**kwargs)
+
+
+def test_time_limit_stops_learning(plural):
+    pairs, features = plural
+    with pytest.raises(Error, match="time limit"):
+        learn(pairs * 20, features, Options(time_limit=0.0))
