@@ -6,6 +6,7 @@ Public API:
                      Identity                                      (type Transformation)
     Rule, Pass, Program
     to_json(node) / from_json(data)
+    parse(text)  (inverse of str: parse(str(node)) == node)
 
 Every node is a frozen dataclass: hashable, comparable, usable as a dict key. `str()`
 prints the paper's notation (`IfThen(IsToken(w, "t", 0), ReplaceBy(x, "t", "d"))`);
@@ -346,3 +347,180 @@ def from_json(data: Any) -> Any:
     if kind == "Identity":
         return Identity()
     raise Error(f"unknown DSL node type {kind!r}")
+
+
+# ------------------------------------------------------------------------------- parsing
+
+
+class ParseError(Error):
+    """Text in the paper's notation could not be parsed; the message says where."""
+
+
+_PREDICATE_NAMES = {"IsToken", "Is", "TransformationApplied", "Not"}
+
+
+class _Parser:
+    """Recursive descent over the printed notation (`str()` of any node)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def fail(self, what: str) -> ParseError:
+        return ParseError(f"could not parse {self.text!r} at index {self.pos}: expected {what}")
+
+    def skip(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def peek(self, literal: str) -> bool:
+        self.skip()
+        return self.text.startswith(literal, self.pos)
+
+    def expect(self, literal: str) -> None:
+        if not self.peek(literal):
+            raise self.fail(repr(literal))
+        self.pos += len(literal)
+
+    def name(self) -> str:
+        self.skip()
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos].isalpha():
+            self.pos += 1
+        if start == self.pos:
+            raise self.fail("a name")
+        return self.text[start : self.pos]
+
+    def string(self) -> str:
+        self.skip()
+        decoder = json.JSONDecoder()
+        try:
+            value, end = decoder.raw_decode(self.text, self.pos)
+        except json.JSONDecodeError:
+            raise self.fail("a quoted string") from None
+        if not isinstance(value, str):
+            raise self.fail("a quoted string")
+        self.pos = end
+        return value
+
+    def token_or_boundary(self) -> Token | None:
+        if self.peek("$"):
+            self.pos += 1
+            return BOUNDARY
+        return self.string()
+
+    def integer(self) -> int:
+        self.skip()
+        start = self.pos
+        if self.pos < len(self.text) and self.text[self.pos] in "+-":
+            self.pos += 1
+        while self.pos < len(self.text) and self.text[self.pos].isdigit():
+            self.pos += 1
+        try:
+            return int(self.text[start : self.pos])
+        except ValueError:
+            self.pos = start
+            raise self.fail("an integer") from None
+
+    def tokens(self) -> tuple[Token, ...]:
+        return tuple(self.string().split())
+
+    def node(self) -> Any:
+        name = self.name()
+        self.expect("(")
+        if name == "IfThen":
+            pred = self.predicate_after_name(self.name())
+            self.expect(",")
+            inner = self.node()
+            self.expect(")")
+            if isinstance(inner, Rule):
+                return Rule((pred, *inner.predicates), inner.transformation)
+            return Rule((pred,), inner)
+        if name == "Else":
+            first = self.as_rule(self.node())
+            self.expect(",")
+            rest = self.node()
+            self.expect(")")
+            rest_rules = rest.rules if isinstance(rest, Pass) else (self.as_rule(rest),)
+            return Pass((first, *rest_rules))
+        if name in _PREDICATE_NAMES:
+            return self.predicate_body(name)
+        return self.transformation_body(name)
+
+    def as_rule(self, node: Any) -> Rule:
+        if isinstance(node, Rule):
+            return node
+        if isinstance(node, TRANSFORMATION_TYPES):
+            return Rule((), node)
+        raise self.fail("a rule")
+
+    def predicate_after_name(self, name: str) -> Predicate:
+        if name not in _PREDICATE_NAMES:
+            raise self.fail("a predicate")
+        self.expect("(")
+        return self.predicate_body(name)
+
+    def predicate_body(self, name: str) -> Predicate:
+        if name == "Not":
+            inner = self.predicate_after_name(self.name())
+            self.expect(")")
+            return Not(inner)
+        self.expect("w")
+        self.expect(",")
+        if name == "IsToken":
+            token = self.token_or_boundary()
+            self.expect(",")
+            pred: Predicate = IsToken(token, self.integer())
+        elif name == "Is":
+            feature = self.string()
+            self.expect(",")
+            pred = Is(feature, self.integer())
+        else:
+            tr_name = self.name()
+            self.expect("(")
+            tr = self.transformation_body(tr_name)
+            self.expect(",")
+            pred = TransformationApplied(tr, self.integer())
+        self.expect(")")
+        return pred
+
+    def transformation_body(self, name: str) -> Transformation:
+        if name not in {t.__name__ for t in TRANSFORMATION_TYPES}:
+            raise self.fail("a transformation name")
+        self.expect("x")
+        tr: Transformation
+        if name in ("Delete", "Identity"):
+            tr = Delete() if name == "Delete" else Identity()
+        else:
+            self.expect(",")
+            if name == "ReplaceBy":
+                source = self.string()
+                self.expect(",")
+                tr = ReplaceBy(source, self.tokens())
+            elif name == "ReplaceAnyBy":
+                tr = ReplaceAnyBy(self.tokens())
+            elif name == "Insert":
+                tr = Insert(self.tokens())
+            elif name == "CopyReplace":
+                tr = CopyReplace(self.integer())
+            else:
+                tr = CopyInsert(self.integer())
+        self.expect(")")
+        return tr
+
+    def done(self) -> None:
+        self.skip()
+        if self.pos != len(self.text):
+            raise self.fail("the end of the text")
+
+
+def parse(text: str) -> Any:
+    """Parse any node's printed form back into the node: `parse(str(node)) == node`.
+
+    A bare transformation parses as itself; `IfThen(...)` as a `Rule`; `Else(...)` as a
+    `Pass`. (An `Else` chain of one rule prints as that rule, and parses as a `Rule`.)
+    """
+    parser = _Parser(text)
+    node = parser.node()
+    parser.done()
+    return node

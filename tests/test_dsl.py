@@ -84,3 +84,39 @@ def test_nodes_are_immutable():
 def test_from_json_rejects_malformed(bad):
     with pytest.raises(dsl.Error):
         dsl.from_json(bad)
+
+
+@pytest.mark.parametrize("node", EVERY_NODE, ids=str)
+def test_parse_round_trip(node):
+    assert dsl.parse(str(node)) == node
+
+
+def test_parse_round_trip_of_rules_and_passes():
+    from programs import PROGRAMS
+
+    for program in PROGRAMS.values():
+        for pass_ in program.passes:
+            if len(pass_.rules) > 1:
+                assert dsl.parse(str(pass_)) == pass_
+            for rule in pass_.rules:
+                expected = rule if rule.predicates else rule.transformation
+                assert dsl.parse(str(rule)) == expected
+
+
+def test_parse_tokens_with_quotes_and_unicode():
+    rule = Rule((IsToken('"', -1), Is("ŋ-like", 0)), ReplaceBy("t͡ʃ", ("ʃ", "ː")))
+    assert dsl.parse(str(rule)) == rule
+
+
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ('IfThen(IsToken(w, "a", 0), Insert(x, "b")', "index 41: expected ')'"),
+        ("Explode(x)", "expected a transformation name"),
+        ('IsToken(w, "a", one)', "expected an integer"),
+        ("Delete(x) trailing", "expected the end of the text"),
+    ],
+)
+def test_parse_errors_say_where(text, where):
+    with pytest.raises(dsl.ParseError, match=where.replace("(", r"\(").replace(")", r"\)")):
+        dsl.parse(text)
