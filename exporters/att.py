@@ -5,7 +5,8 @@ Public API:
 
 One line per arc, `src<TAB>dst<TAB>input<TAB>output[<TAB>weight]`, then one line per
 final state, `state[<TAB>weight]`, the start state first (AT&T readers take the first
-line's source as the start). Epsilon is written `@0@`, the one spelling that HFST
+line's source as the start, HFST and foma state 0: states are renumbered so that the
+start state is 0). Epsilon is written `@0@`, the one spelling that HFST
 (`hfst-txt2fst`) and foma (`read att`) both read as epsilon without options; the
 symbols file written beside it (OpenFst text format, `@0@` = 0) lets OpenFst's
 `fstcompile --isymbols --osymbols` read the same file back. Weights are tropical and
@@ -59,18 +60,20 @@ def to_att(fst: pynini.Fst) -> str:
     start = fst.start()
     if start == pynini.NO_STATE_ID:
         raise Error("the transducer is empty (no start state)")
+    # HFST and foma take state 0 as the start state: renumber so that it is.
     order = [start] + [s for s in fst.states() if s != start]
+    number = {state: k for k, state in enumerate(order)}
     lines: list[str] = []
     finals: list[str] = []
     zero = pynini.Weight.zero(fst.weight_type())
     for state in order:
         for arc in fst.arcs(state):
             lines.append(
-                f"{state}\t{arc.nextstate}\t{names[arc.ilabel]}\t{names[arc.olabel]}{_weight(arc.weight)}"
+                f"{number[state]}\t{number[arc.nextstate]}\t{names[arc.ilabel]}\t{names[arc.olabel]}{_weight(arc.weight)}"
             )
         final = fst.final(state)
         if final != zero:
-            finals.append(f"{state}{_weight(final)}")
+            finals.append(f"{number[state]}{_weight(final)}")
     if not lines:  # a lone final start state: AT&T needs it first too
         return "\n".join(finals) + "\n"
     return "\n".join(lines + finals) + "\n"

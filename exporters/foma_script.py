@@ -351,7 +351,10 @@ def _pass_block(
     realize.append(f"{else_mark} -> {keep_tag(Identity()) or '0'}")
 
     lines.append(f"define {marks_name} {_union(marks)};")
-    steps = [f"[ {m} ]" for m in marking]
+    # The pass reads only well-formed input (each token with at most one tag): stating
+    # that first keeps foma's compositions small (measured: 43 s -> 3 s on a 22-rule
+    # program), as restricting the input does in the Pynini compiler.
+    steps = [f"{core}*"] + [f"[ {m} ]" for m in marking]
     if tag_any:
         steps.append(f"[ {tag_any} -> 0 ]")  # the input tags have been read
     steps += [f"[ {m} ]" for m in realize_start]

@@ -3,6 +3,7 @@
 Public API:
     rule_to_spe(rule) -> str
     pass_to_spe(pass_) -> list[str]
+    derivation(program, word, features) -> list[str]
 
 Notation: `#` is the word boundary, `X` any segment, `∅` nothing, `[+voice -son]` a
 natural class (`+f` for `Is(w, f, i)`, `-f` for `Not(Is(...))`), `¬s` "not s",
@@ -20,6 +21,8 @@ this rendering approximates as follows (and documents, rather than hides):
 
 from __future__ import annotations
 
+from typing import Mapping, Sequence
+
 from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
@@ -32,12 +35,14 @@ from fstsynth.dsl import (
     Not,
     Pass,
     Predicate,
+    Program,
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
     Transformation,
     TransformationApplied,
 )
+from fstsynth.interpreter import trace
 
 EMPTY = "∅"
 
@@ -142,3 +147,27 @@ def rule_to_spe(rule: Rule) -> str:
 def pass_to_spe(pass_: Pass) -> list[str]:
     """One line per rule, in order (the first that applies at a position wins)."""
     return [rule_to_spe(rule) for rule in pass_.rules]
+
+
+def derivation(
+    program: Program, word: Sequence[str], features: Mapping[str, Mapping[str, bool]]
+) -> list[str]:
+    """A word's derivation: its form after each pass and, under it, each position where
+    a rule fired (`start` is the position before the first token), read from the
+    interpreter's `trace` (the transducer computes the same outputs)."""
+    form = tuple(word)
+    lines = [f"input:  {' '.join(form) or EMPTY}"]
+    for k, (output, steps) in enumerate(trace(program, form, features), start=1):
+        lines.append(f"pass {k}: {' '.join(output) or EMPTY}")
+        rules = program.passes[k - 1].rules
+        for step in steps:
+            if step.rule_index is None:
+                continue
+            where = "start" if step.position < 0 else f"{step.position + 1} ({form[step.position]})"
+            rule = rules[step.rule_index]
+            lines.append(
+                f"  at {where}: rule {step.rule_index + 1}, {rule_to_spe(rule)}"
+                f"  =>  {' '.join(step.output) or EMPTY}"
+            )
+        form = output
+    return lines
