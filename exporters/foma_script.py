@@ -199,7 +199,12 @@ def _right(slots: Sequence[_Slot], ctx: _PassContext) -> list[str]:
     m = len(slots)
     if m == 0:
         return ["[Tok | .#.]"]
-    alts = [" ".join(_cell(s, ctx) for s in slots)]
+    full = [_cell(s, ctx) for s in slots]
+    if ctx.tag_any:
+        # A context extends to the right with `?*`: without this, the last cell could
+        # match a token and leave its tag to `?*`, so that a test of the tag is skipped.
+        full.append(f"[Tok | {ctx.mark_any} | .#.]")
+    alts = [" ".join(full)]
     for j in range(m):
         if all(s.boundary for s in slots[j:]):
             alts.append(" ".join([*(_cell(s, ctx) for s in slots[:j]), ".#."]))

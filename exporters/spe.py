@@ -76,7 +76,7 @@ def _item(pred: Predicate) -> tuple[str, bool]:
 
 def _bundle(preds: list[Predicate]) -> tuple[str, bool]:
     """A slot's predicates as one SPE item; the flag says if it may be the boundary."""
-    items = [_item(p) for p in preds]
+    items = list(dict.fromkeys(_item(p) for p in preds))  # drop repeats, keep order
     if any(text == "#" for text, _ in items):
         # `#` together with an item demanding a segment can never hold: say so.
         return ("#" if all(b for _, b in items) else "(never)"), True
