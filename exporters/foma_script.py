@@ -12,7 +12,7 @@ Why markers: foma's rewrite rules have no priority order, but a DSL pass is an o
 `Else` chain (the first rule that applies at a position wins) whose predicates all read
 the pass's input. Each pass is therefore written like the Pynini compiler does it
 (DESIGN.md section 5), in foma's own notation:
-1. for each rule in order, `[..] -> <mP.R> || left _ right` inserts the rule's marker
+1. for each rule in order, `[..] -> <mPrR> || left _ right` inserts the rule's marker
    right after every token (or at the start of the word, for prefixes) where the rule
    applies and no earlier rule has marked it; the contexts skip over markers, so every
    rule reads the pass input (`||` reads both contexts on the input side, like the DSL);
@@ -48,7 +48,6 @@ from fstsynth.dsl import (
     Program,
     ReplaceAnyBy,
     ReplaceBy,
-    Rule,
     Transformation,
     TransformationApplied,
     referenced_tags,
@@ -84,12 +83,19 @@ def foma_symbol(token: Token) -> str:
     return "".join(out)
 
 
+def _internal(name: str) -> str:
+    """A marker or tag symbol `<name>` (name: letters and digits, which foma reads
+    literally inside a multicharacter symbol)."""
+    return f"%<{name}%>"
+
+
+def _with_tag(symbol: str, tag_any: str | None) -> str:
+    """A token class, optionally followed by one of the input tags."""
+    return f"[{symbol} ({tag_any})]" if tag_any else symbol
+
+
 def _union(symbols: Sequence[str]) -> str:
     return "[ " + " | ".join(symbols) + " ]" if symbols else NOTHING
-
-
-def _opt(lang: str | None) -> str:
-    return f"({lang})" if lang else ""
 
 
 @dataclass
@@ -129,9 +135,9 @@ class _Writer:
     def tag(self, tr: Transformation) -> str:
         name = self.tag_names.get(tr)
         if name is None:
-            name = f"<t{len(self.tag_names) + 1}>"
+            name = _internal(f"t{len(self.tag_names) + 1}")
             self.tag_names[tr] = name
-        return foma_symbol(name)
+        return name
 
     # -- predicates
 
@@ -145,9 +151,9 @@ class _Writer:
                 return _Slot(NOTHING, True)
             if pred.token not in self.tokens:
                 return _Slot(NOTHING, False)
-            return _Slot(f"[{foma_symbol(pred.token)} {_opt(ctx.tag_any)}]", False)
+            return _Slot(_with_tag(foma_symbol(pred.token), ctx.tag_any), False)
         if isinstance(pred, Is):
-            return _Slot(f"[{self.feature_class(pred.feature)} {_opt(ctx.tag_any)}]", False)
+            return _Slot(_with_tag(self.feature_class(pred.feature), ctx.tag_any), False)
         if isinstance(pred, TransformationApplied):
             if pred.transformation not in ctx.in_tags:
                 return _Slot(NOTHING, False)
@@ -185,9 +191,11 @@ def _cell(slot: _Slot, ctx: _PassContext) -> str:
 def _left(slots: Sequence[_Slot], ctx: _PassContext, center: str) -> list[str]:
     """Left-context alternatives: slots far..near, then the marked token itself."""
     n = len(slots)
-    alts = [" ".join([*(_cell(s, ctx) for s in slots), center])]
+    alts = []
+    if not any(s.core == NOTHING for s in slots):  # a boundary-only slot needs .#.
+        alts.append(" ".join([*(_cell(s, ctx) for s in slots), center]))
     for j in range(n):  # only the j nearest slots are inside the word
-        if all(s.boundary for s in slots[: n - j]):
+        if all(s.boundary for s in slots[: n - j]) and not any(s.core == NOTHING for s in slots[n - j :]):
             near = [_cell(s, ctx) for s in slots[n - j :]]
             alts.append(" ".join([f".#. ({ctx.mark_any})", *near, center]))
     return alts
@@ -204,9 +212,9 @@ def _right(slots: Sequence[_Slot], ctx: _PassContext) -> list[str]:
         # A context extends to the right with `?*`: without this, the last cell could
         # match a token and leave its tag to `?*`, so that a test of the tag is skipped.
         full.append(f"[Tok | {ctx.mark_any} | .#.]")
-    alts = [" ".join(full)]
+    alts = [] if any(s.core == NOTHING for s in slots) else [" ".join(full)]
     for j in range(m):
-        if all(s.boundary for s in slots[j:]):
+        if all(s.boundary for s in slots[j:]) and not any(s.core == NOTHING for s in slots[:j]):
             alts.append(" ".join([*(_cell(s, ctx) for s in slots[:j]), ".#."]))
     return alts
 
@@ -222,7 +230,7 @@ def program_to_foma(
     w = _Writer(program, tokens, features)
     toks = w.tokens
     for tok in toks:
-        if re.fullmatch(r"<(m\d+\..*|t\d+)>", tok):
+        if re.fullmatch(r"<(m\d+\w*|t\d+)>", tok):
             raise Error(f"token {tok!r} has the form of one of the script's marker symbols")
     body: list[str] = []
     passes = program.passes
@@ -263,7 +271,7 @@ def _pass_block(
     tag_syms = [w.tag(t) for t in sorted(in_tags, key=str)]
     tag_any = _union(tag_syms) if tag_syms else None
     marks_name = f"Marks{number}"
-    core = f"[Tok {_opt(tag_any)}]"
+    core = _with_tag("Tok", tag_any)
     ctx = _PassContext(number, in_tags, tag_any, marks_name, core)
     any_slot = _Slot(None, True)
     lines = ["", f"# ---- pass {number}: the first rule that applies at a position wins ----"]
@@ -286,7 +294,7 @@ def _pass_block(
         slots = w.slots(rule.predicates, ctx)
         here = slots.pop(0, _Slot(None, True))
         if isinstance(tr, ReplaceBy):
-            source = f"[{foma_symbol(tr.source)} {_opt(tag_any)}]" if tr.source in w.tokens else NOTHING
+            source = _with_tag(foma_symbol(tr.source), tag_any) if tr.source in w.tokens else NOTHING
             here = _Slot(source if here.core is None else f"[{here.core} & {source}]", False)
         lo = min([o for o in slots if o < 0], default=0)
         hi = max([o for o in slots if o > 0], default=0)
@@ -297,7 +305,7 @@ def _pass_block(
             )
             lo, hi = min(lo, tr.offset), max(hi, tr.offset)
             for c, tok in enumerate(w.tokens, start=1):
-                is_c = f"[{foma_symbol(tok)} {_opt(tag_any)}]"
+                is_c = _with_tag(foma_symbol(tok), tag_any)
                 sub = dict(slots)
                 sub_here = here
                 if tr.offset == 0:
@@ -305,19 +313,24 @@ def _pass_block(
                 else:
                     old = sub.get(tr.offset)
                     sub[tr.offset] = _Slot(is_c if old is None or old.core is None else f"[{old.core} & {is_c}]", False)
-                variants.append((f"<m{number}.{r}.{c}>", tok, sub, sub_here))
+                variants.append((f"m{number}r{r}c{c}", tok, sub, sub_here))
         else:
-            variants.append((f"<m{number}.{r}>", None, slots, here))
+            variants.append((f"m{number}r{r}", None, slots, here))
         lines.extend(lines_rule)
         for mark_name, copied, vslots, vhere in variants:
-            mark = foma_symbol(mark_name)
+            mark = _internal(mark_name)
             marks.append(mark)
             left_slots = _window(vslots, lo, 0, any_slot)
             right_slots = _window(vslots, 1, hi + 1, any_slot)
             contexts: list[str] = []
             # At a token: insert the marker after it.
-            center = f"[{ctx.core if vhere.core is None else vhere.core}]"
-            contexts += [f"{left} _ {right}" for left in _left(left_slots, ctx, center) for right in _right(right_slots, ctx)]
+            center = ctx.core if vhere.core is None else vhere.core
+            if vhere.core != NOTHING:  # else the rule applies only at the start position
+                contexts += [
+                    f"{left} _ {right}"
+                    for left in _left(left_slots, ctx, center)
+                    for right in _right(right_slots, ctx)
+                ]
             # At the start position (offset i reads token i-1): the rule applies there
             # only if every offset <= 0 may be the boundary.
             if (
@@ -327,6 +340,9 @@ def _pass_block(
             ):
                 start_right = _window(vslots, 1, hi + 1, any_slot)
                 contexts += [f".#. _ {right}" for right in _right(start_right, ctx)]
+            if not contexts:
+                lines.append("#   (never applies: its conditions cannot all hold)")
+                continue
             marking.append(f"[..] -> {mark} || " + " ,\n        ".join(contexts))
             # Realization.
             toks_out = (copied,) if copied is not None else ()
@@ -349,7 +365,7 @@ def _pass_block(
             if not isinstance(tr, (Insert, CopyInsert)):
                 realize_start.append(f"{mark} -> 0 || .#. _")
     # Else: every token no rule took keeps itself.
-    else_mark = foma_symbol(f"<m{number}.else>")
+    else_mark = _internal(f"m{number}else")
     marks.append(else_mark)
     lines.append("# else: the token is kept")
     marking.append(f"[..] -> {else_mark} || {ctx.core} _ [Tok | .#.]")

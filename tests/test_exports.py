@@ -15,7 +15,6 @@ import pytest
 from typer.testing import CliRunner
 
 from exporters.att import to_att
-from exporters.export import export_model
 from exporters.foma_script import foma_symbol, program_to_foma
 from exporters.spe import derivation, rule_to_spe
 from fsttools import (
@@ -46,7 +45,7 @@ from fstsynth.dsl import (
     TransformationApplied,
 )
 from fstsynth.interpreter import run as interpret
-from fstsynth.model import learn_model, load_model
+from fstsynth.model import load_model
 from fstsynth.problem import load_problem
 
 ROOT = Path(__file__).resolve().parent.parent
