@@ -1,6 +1,6 @@
 """The `fstsynth` command line: a thin typer layer over the library.
 
-Commands: learn, apply, show, solve. Errors in what the user gave (files, words,
+Commands: learn, apply, show, solve, export. Errors in what the user gave (files, words,
 options) print one line `fstsynth: error: ...` and exit with code 2; `--debug` shows
 the traceback instead. `apply --check` and `solve --check` exit with code 1 if the
 transducer and the interpreter disagree anywhere.
@@ -170,6 +170,9 @@ def apply(
     check: bool = typer.Option(
         False, "--check", help="Also run the interpreter; exit 1 listing words where they differ."
     ),
+    trace: bool = typer.Option(
+        False, "--trace", help="Show each word's form after every pass and the rules that fired."
+    ),
 ) -> None:
     """Predict the target form of each word with the compiled transducer."""
 
@@ -184,6 +187,11 @@ def apply(
             word = tokenize(line, alphabet)
             prediction = pm.predict(word)
             out.append(" ".join(prediction))
+            if trace:
+                from exporters.spe import derivation
+
+                mapped = pm.compiled.map_unknown(word)
+                out.extend("  " + line for line in derivation(pm.program, mapped, model.features))
             if check:
                 interpreted = pm.interpret(word, model.features)
                 if interpreted != prediction:
@@ -201,18 +209,30 @@ def apply(
     _guard(body)
 
 
+SHOW_FORMATS = ("dsl", "spe")
+
+
 @app.command()
-def show(model_dir: Path = typer.Argument(..., help="A model directory written by `learn`.")) -> None:
+def show(
+    model_dir: Path = typer.Argument(..., help="A model directory written by `learn`."),
+    fmt: str = typer.Option(
+        "dsl", "--format", "-f", help="dsl (the paper's notation) or spe (a -> b / c _ d)."
+    ),
+) -> None:
     """Print the learned rules, pass by pass."""
 
     def body() -> None:
+        if fmt not in SHOW_FORMATS:
+            raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(SHOW_FORMATS)}")
         model = load_model(model_dir)
-        typer.echo(format_model(model))
+        typer.echo(format_model(model, fmt))
 
     _guard(body)
 
 
-def format_model(model: Model) -> str:
+def format_model(model: Model, fmt: str = "dsl") -> str:
+    from exporters.spe import rule_to_spe
+
     lines = []
     for (s, t), pm in sorted(model.pairs.items()):
         lines.append(
@@ -224,10 +244,36 @@ def format_model(model: Model) -> str:
         for k, pass_ in enumerate(pm.program.passes, start=1):
             lines.append(f"  pass {k}:")
             for n, rule in enumerate(pass_.rules, start=1):
-                lines.append(f"    {n:>3}. {rule}")
-            lines.append("         else Identity(x)")
+                lines.append(f"    {n:>3}. {rule_to_spe(rule) if fmt == 'spe' else rule}")
+            lines.append("         else Identity(x)" if fmt == "dsl" else "         else: unchanged")
         lines.append("")
     return "\n".join(lines).rstrip()
+
+
+EXPORT_HELP = (
+    "far (OpenFst archive), att (AT&T text + .syms, for HFST and foma), "
+    "foma (a foma/XFST script of the rules), dot or svg (a drawing)."
+)
+
+
+@app.command()
+def export(
+    model_dir: Path = typer.Argument(..., help="A model directory written by `learn`."),
+    fmt: str = typer.Option(..., "--format", "-f", help=EXPORT_HELP),
+    output: Path = typer.Option(..., "--output", "-o", help="File to write."),
+    source: Optional[str] = typer.Option(None, "--source", "-s", help="Source column (name or index)."),
+    target: Optional[str] = typer.Option(None, "--target", "-t", help="Target column (name or index)."),
+) -> None:
+    """Write a column pair's transducer (or rules) in a format other FST tools read."""
+
+    def body() -> None:
+        from exporters.export import export_model
+
+        model = load_model(model_dir)
+        for path in export_model(model, fmt, output, source, target):
+            typer.echo(f"wrote {path}")
+
+    _guard(body)
 
 
 def _problem_files(path: Path) -> list[Path]:

@@ -1,0 +1,173 @@
+"""Programs in SPE notation (`a -> b / c _ d`), a reading aid for linguists.
+
+Public API:
+    rule_to_spe(rule) -> str
+    pass_to_spe(pass_) -> list[str]
+    derivation(program, word, features) -> list[str]
+
+Notation: `#` is the word boundary, `X` any segment, `∅` nothing, `[+voice -son]` a
+natural class (`+f` for `Is(w, f, i)`, `-f` for `Not(Is(...))`), `¬s` "not s",
+`⟨+1⟩` "a copy of the segment one to the right", `{T}` "produced by T in the previous
+pass". Several tokens in one slot are written `[s +f]`. The DSL form (`show --format
+dsl`) stays the authoritative one: SPE has no exact notation for some DSL details, which
+this rendering approximates as follows (and documents, rather than hides):
+- `Not(Is(w, f, i))` also holds at the boundary; it is printed `-f`, or `{-f, #}` when
+  the slot may be the boundary.
+- an unconstrained slot between the focus and a constrained one is printed `X`, though
+  it may also be the boundary when the constrained slot is `#`.
+- a rule whose focus may be the start position (before the first token) as well as a
+  token prints its focus as `{#, X}`.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from fstsynth.dsl import (
+    BOUNDARY,
+    CopyInsert,
+    CopyReplace,
+    Delete,
+    Identity,
+    Insert,
+    Is,
+    IsToken,
+    Not,
+    Pass,
+    Predicate,
+    Program,
+    ReplaceAnyBy,
+    ReplaceBy,
+    Rule,
+    Transformation,
+    TransformationApplied,
+)
+from fstsynth.interpreter import trace
+
+EMPTY = "∅"
+
+
+def _offset_of(pred: Predicate) -> int:
+    while isinstance(pred, Not):
+        pred = pred.predicate
+    return pred.offset
+
+
+def _item(pred: Predicate) -> tuple[str, bool]:
+    """One predicate as a bundle item, and whether it admits the boundary."""
+    if isinstance(pred, IsToken):
+        return ("#", True) if pred.token is BOUNDARY else (pred.token, False)
+    if isinstance(pred, Is):
+        return f"+{pred.feature}", False
+    if isinstance(pred, TransformationApplied):
+        return "{" + str(pred.transformation) + "}", False
+    if isinstance(pred, Not):
+        inner = pred.predicate
+        if isinstance(inner, IsToken):
+            return ("X", False) if inner.token is BOUNDARY else (f"¬{inner.token}", True)
+        if isinstance(inner, Is):
+            return f"-{inner.feature}", True
+        if isinstance(inner, TransformationApplied):
+            return "¬{" + str(inner.transformation) + "}", True
+        if isinstance(inner, Not):
+            return _item(inner.predicate)
+    raise TypeError(f"not a predicate: {pred!r}")
+
+
+def _bundle(preds: list[Predicate]) -> tuple[str, bool]:
+    """A slot's predicates as one SPE item; the flag says if it may be the boundary."""
+    items = list(dict.fromkeys(_item(p) for p in preds))  # drop repeats, keep order
+    if any(text == "#" for text, _ in items):
+        # `#` together with an item demanding a segment can never hold: say so.
+        return ("#" if all(b for _, b in items) else "(never)"), True
+    boundary = all(b for _, b in items)
+    texts = [t for t, _ in items if t != "X"] or ["X"]
+    if len(texts) == 1 and not texts[0].startswith(("+", "-")):
+        body = texts[0]
+    else:
+        body = "[" + " ".join(texts) + "]"
+    if boundary:
+        return "{" + body + ", #}", True
+    return body, False
+
+
+def _tokens(tokens: tuple[str, ...]) -> str:
+    return " ".join(tokens) if tokens else EMPTY
+
+
+def _copy(offset: int) -> str:
+    return f"⟨{offset:+d}⟩"
+
+
+def rule_to_spe(rule: Rule) -> str:
+    """`focus -> change / left _ right` for one rule (see the module docstring)."""
+    slots: dict[int, list[Predicate]] = {}
+    for pred in rule.predicates:
+        slots.setdefault(_offset_of(pred), []).append(pred)
+    tr: Transformation = rule.transformation
+    center = slots.pop(0, [])
+    if isinstance(tr, ReplaceBy):
+        center = [IsToken(tr.source, 0), *center]
+    if center:
+        focus, focus_boundary = _bundle(center)
+    else:
+        focus, focus_boundary = "X", True
+    inserts = isinstance(tr, (Insert, CopyInsert))
+    if focus_boundary and inserts and focus != "#":
+        focus = "{#, " + focus.strip("{}").replace(", #", "") + "}" if focus != "X" else "{#, X}"
+    lo = min(slots, default=0)
+    hi = max(slots, default=0)
+    left = [_bundle(slots[k])[0] if k in slots else "X" for k in range(min(lo, 0), 0)]
+    right = [_bundle(slots[k])[0] if k in slots else "X" for k in range(1, max(hi, 0) + 1)]
+
+    if isinstance(tr, Insert):
+        lhs, rhs = EMPTY, _tokens(tr.tokens)
+        left.append(focus)
+    elif isinstance(tr, CopyInsert):
+        lhs, rhs = EMPTY, _copy(tr.offset)
+        left.append(focus)
+    elif isinstance(tr, (ReplaceBy, ReplaceAnyBy)):
+        lhs, rhs = focus, _tokens(tr.target)
+    elif isinstance(tr, Delete):
+        lhs, rhs = focus, EMPTY
+    elif isinstance(tr, CopyReplace):
+        lhs, rhs = focus, _copy(tr.offset)
+    elif isinstance(tr, Identity):
+        lhs, rhs = focus, focus
+    else:
+        raise TypeError(f"not a transformation: {tr!r}")
+    text = f"{lhs} -> {rhs}"
+    if left or right:
+        text += " / " + " ".join([*left, "_", *right])
+    if isinstance(tr, Identity):
+        text += "   (no change; blocks the rules below)"
+    return text
+
+
+def pass_to_spe(pass_: Pass) -> list[str]:
+    """One line per rule, in order (the first that applies at a position wins)."""
+    return [rule_to_spe(rule) for rule in pass_.rules]
+
+
+def derivation(
+    program: Program, word: Sequence[str], features: Mapping[str, Mapping[str, bool]]
+) -> list[str]:
+    """A word's derivation: its form after each pass and, under it, each position where
+    a rule fired (`start` is the position before the first token), read from the
+    interpreter's `trace` (the transducer computes the same outputs)."""
+    form = tuple(word)
+    lines = [f"input:  {' '.join(form) or EMPTY}"]
+    for k, (output, steps) in enumerate(trace(program, form, features), start=1):
+        lines.append(f"pass {k}: {' '.join(output) or EMPTY}")
+        rules = program.passes[k - 1].rules
+        for step in steps:
+            if step.rule_index is None:
+                continue
+            where = "start" if step.position < 0 else f"{step.position + 1} ({form[step.position]})"
+            rule = rules[step.rule_index]
+            lines.append(
+                f"  at {where}: rule {step.rule_index + 1}, {rule_to_spe(rule)}"
+                f"  =>  {' '.join(step.output) or EMPTY}"
+            )
+        form = output
+    return lines

@@ -1,0 +1,417 @@
+"""Exports, each proven by the real tool that reads it (OpenFst, HFST, foma, Graphviz),
+on the project's own examples and on hand-written programs using every DSL construct.
+
+The benchmark-wide interop check is in test_exports_benchmark.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from exporters.att import to_att
+from exporters.foma_script import foma_symbol, program_to_foma
+from exporters.spe import derivation, rule_to_spe
+from fsttools import (
+    foma_spaced_apply,
+    hfst_apply,
+    hfst_lookup,
+    openfst_apply,
+    require,
+    run,
+)
+from fstsynth.cli import app
+from fstsynth.compiler import compile_program
+from fstsynth.dsl import (
+    BOUNDARY,
+    CopyInsert,
+    CopyReplace,
+    Delete,
+    Identity,
+    Insert,
+    Is,
+    IsToken,
+    Not,
+    Pass,
+    Program,
+    ReplaceAnyBy,
+    ReplaceBy,
+    Rule,
+    TransformationApplied,
+)
+from fstsynth.interpreter import run as interpret
+from fstsynth.model import load_model
+from fstsynth.problem import load_problem
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+runner = CliRunner()
+
+
+def cli(*args: str, input: str | None = None):
+    result = runner.invoke(app, list(args), input=input)
+    return result
+
+
+@pytest.fixture(scope="module")
+def plural(tmp_path_factory) -> Path:
+    """The plural example learned through the CLI, as a user does."""
+    out = tmp_path_factory.mktemp("plural") / "model"
+    result = cli("learn", str(DATA / "plural.tsv"), "--features", str(DATA / "plural-features.json"), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def paradigm(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("paradigm") / "model"
+    result = cli("learn", str(DATA / "paradigm.json"), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def plural_words() -> list[tuple[str, ...]]:
+    """Training sources, the example words, and a word with unseen tokens."""
+    lines = (DATA / "plural.tsv").read_text(encoding="utf-8").splitlines()
+    train = [tuple(l.split("\t")[0].split()) for l in lines if l and not l.startswith("#")]
+    extra = [tuple(l.split()) for l in (DATA / "plural-words.txt").read_text(encoding="utf-8").splitlines() if l]
+    return train + extra + [("q", "ʌ", "ʒ")]
+
+
+def fstsynth_apply(model: Path, words, *pair: str) -> list[tuple[str, ...]]:
+    """`fstsynth apply`'s own output, as the reference every tool is compared with."""
+    result = cli("apply", str(model), *pair, input="\n".join(" ".join(w) for w in words) + "\n")
+    assert result.exit_code == 0, result.output
+    return [tuple(line.split()) for line in result.output.splitlines()]
+
+
+def read_as_model(model: Path, words, *pair: str):
+    """The words as the model reads them (unseen tokens -> <unk>), and the outputs of the
+    transducer before unseen tokens are put back (what an external tool gives)."""
+    m = load_model(model)
+    pm = m.pair(*[p for p in pair if not p.startswith("-")] or [None])
+    mapped = [pm.compiled.map_unknown(w) for w in words]
+    return m, pm, mapped
+
+
+def seen_words(model: Path) -> list[tuple[str, ...]]:
+    """The plural words without unseen tokens (a user looking up a plain word with an
+    unseen token would have to write it `<unk>`)."""
+    _, _, mapped = read_as_model(model, plural_words())
+    return [w for w, m in zip(plural_words(), mapped) if w == m]
+
+
+# ----------------------------------------------------------------------------- FAR
+
+
+def test_far_is_read_by_openfst_tools_with_token_names(plural: Path, tmp_path: Path) -> None:
+    require("farinfo", "farextract", "fstinfo", "fstprint")
+    info = run(["farinfo", str(plural / "model.far")], tmp_path)
+    assert "# of FSTs                                         1" in info
+    listing = run(["farinfo", "--list_fsts", str(plural / "model.far")], tmp_path)
+    assert "pair-0-1" in listing
+    run(["farextract", "--filename_prefix=x-", str(plural / "model.far")], tmp_path)
+    fst_info = run(["fstinfo", "x-pair-0-1"], tmp_path)
+    symbols_line = next(l for l in fst_info.splitlines() if l.startswith("input symbol table"))
+    assert "none" not in symbols_line
+    printed = run(["fstprint", "x-pair-0-1"], tmp_path)
+    labels = {field for line in printed.splitlines() for field in line.split("\t")[2:4]}
+    assert {"ɪ", "z", "s", "<unk>"} <= labels
+    assert not any(label.isdigit() for label in labels), "fstprint printed integers, not tokens"
+
+
+def test_far_export_of_one_pair_round_trips_through_farextract(paradigm: Path, tmp_path: Path) -> None:
+    require("farinfo")
+    out = tmp_path / "one.far"
+    result = cli("export", str(paradigm), "--format", "far", "--source", "stem", "--target", "in stem", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    listing = run(["farinfo", "--list_fsts", str(out)], tmp_path)
+    keys = [line.split()[0] for line in listing.splitlines()[1:] if line.strip()]
+    assert keys == ["pair-0-2"]
+    everything = tmp_path / "all.far"
+    assert cli("export", str(paradigm), "--format", "far", "-o", str(everything)).exit_code == 0
+    listing = run(["farinfo", "--list_fsts", str(everything)], tmp_path)
+    assert len([l for l in listing.splitlines()[1:] if l.strip()]) == len(load_model(paradigm).pairs)
+
+
+def test_openfst_cli_applies_the_far_like_fstsynth_apply(plural: Path, tmp_path: Path) -> None:
+    require("farextract", "fstcompile", "fstconcat", "fstclosure", "fstcompose", "fstshortestpath")
+    words = plural_words()
+    _, pm, mapped = read_as_model(plural, words)
+    got = openfst_apply(plural / "model.far", "pair-0-1", plural / "symbols.txt", mapped, tmp_path)
+    assert got == [pm.compiled.apply(w) for w in mapped]
+    # Where no unseen token is involved, that is exactly what `fstsynth apply` prints.
+    reference = fstsynth_apply(plural, words)
+    known = [k for k, w in enumerate(words) if w == mapped[k]]
+    assert known and [got[k] for k in known] == [reference[k] for k in known]
+
+
+def test_readme_openfst_recipe(plural: Path, tmp_path: Path) -> None:
+    """The README's OpenFst commands, run as written (one word per FST)."""
+    require("farextract", "farcompilestrings", "fstcompose", "farcreate", "farprintstrings")
+    words = plural_words()
+    (tmp_path / "words.txt").write_text("\n".join(" ".join(w) for w in words) + "\n", encoding="utf-8")
+    script = f"""
+set -e
+M={plural}
+farextract --filename_prefix=model- $M/model.far
+farcompilestrings --symbols=$M/symbols.txt --keep_symbols --unknown_symbol='<unk>' \\
+    --generate_keys=4 words.txt words.far
+farextract --filename_prefix=word- words.far
+for w in word-*; do
+  fstcompose $w model-pair-0-1 | fstshortestpath | fstproject --project_type=output \\
+    | fstrmepsilon > out-$w
+done
+farcreate out-word-* out.far
+farprintstrings out.far
+"""
+    printed = run(["bash", "-c", script], tmp_path)
+    _, pm, mapped = read_as_model(plural, words)
+    assert [tuple(l.split()) for l in printed.splitlines()] == [pm.compiled.apply(w) for w in mapped]
+
+
+# ----------------------------------------------------------------------------- AT&T
+
+
+def test_att_compiles_in_hfst_and_gives_fstsynth_outputs(plural: Path, tmp_path: Path) -> None:
+    require("hfst-txt2fst", "hfst-strings2fst", "hfst-compose", "hfst-project", "hfst-fst2strings")
+    att = tmp_path / "plural.att"
+    result = cli("export", str(plural), "--format", "att", "-o", str(att))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "plural.syms").is_file()
+    words = plural_words()
+    _, pm, mapped = read_as_model(plural, words)
+    (tmp_path / "h").mkdir()
+    assert hfst_apply(att, mapped, tmp_path / "h") == [pm.compiled.apply(w) for w in mapped]
+
+
+def test_hfst_lookup_on_plain_words_as_in_the_readme(plural: Path, tmp_path: Path) -> None:
+    require("hfst-txt2fst", "hfst-fst2fst", "hfst-lookup")
+    att = tmp_path / "plural.att"
+    assert cli("export", str(plural), "--format", "att", "-o", str(att)).exit_code == 0
+    words = seen_words(plural)
+    reference = fstsynth_apply(plural, words)
+    got = hfst_lookup(att, ["".join(w) for w in words], tmp_path)
+    assert got == [["".join(r)] for r in reference]
+
+
+def test_att_is_read_by_foma_and_by_openfst_fstcompile(plural: Path, tmp_path: Path) -> None:
+    require("foma", "flookup", "fstcompile", "fstisomorphic")
+    att = tmp_path / "plural.att"
+    assert cli("export", str(plural), "--format", "att", "-o", str(att)).exit_code == 0
+    words = plural_words()
+    _, pm, mapped = read_as_model(plural, words)
+    (tmp_path / "f").mkdir()
+    got = foma_spaced_apply(f"read att {att}", sorted(pm.compiled.labels), mapped, tmp_path / "f")
+    assert got == [pm.compiled.apply(w) for w in mapped]
+    # OpenFst reads the same text back with the .syms file: the same transducer.
+    syms = tmp_path / "plural.syms"
+    run(["fstcompile", f"--isymbols={syms}", f"--osymbols={syms}", str(att), "back.fst"], tmp_path)
+    run(["farextract", "--filename_prefix=x-", str(plural / "model.far")], tmp_path)
+    run(["fstsymbols", "--clear_isymbols", "--clear_osymbols", "x-pair-0-1", "orig.fst"], tmp_path)
+    proc = subprocess.run(["fstisomorphic", "orig.fst", "back.fst"], cwd=tmp_path, check=False)
+    assert proc.returncode == 0, "fstcompile of the AT&T text is not the model's transducer"
+
+
+def test_att_refuses_tokens_hfst_and_foma_read_specially() -> None:
+    from exporters.att import Error
+
+    fst = compile_program(Program(()), ("a", "@0@"), {}).fst
+    with pytest.raises(Error, match="@0@"):
+        to_att(fst)
+
+
+# ----------------------------------------------------------------------------- foma script
+
+
+def test_foma_script_compiles_and_matches_fstsynth(plural: Path, paradigm: Path, tmp_path: Path) -> None:
+    require("foma", "flookup")
+    for model, pairs in ((plural, [()]), (paradigm, [("--source", "stem", "--target", t) for t in ("my stem", "in stem")])):
+        for pair in pairs:
+            script = tmp_path / "rules.foma"
+            assert cli("export", str(model), "--format", "foma", "-o", str(script), *pair).exit_code == 0
+            m, pm, _ = read_as_model(model, [], *pair)
+            problem_words = plural_words() if model == plural else [
+                row[pm.source] for row in load_problem(DATA / "paradigm.json").cells if row[pm.source]
+            ]
+            mapped = [pm.compiled.map_unknown(w) for w in problem_words]
+            work = tmp_path / f"w{len(list(tmp_path.iterdir()))}"
+            work.mkdir()
+            got = foma_spaced_apply(f"source {script}", sorted(pm.compiled.labels), mapped, work)
+            assert got == [pm.compiled.apply(w) for w in mapped]
+
+
+def test_readme_foma_recipes_on_plain_words(plural: Path, tmp_path: Path) -> None:
+    require("foma", "flookup")
+    att, script = tmp_path / "plural.att", tmp_path / "plural.foma"
+    assert cli("export", str(plural), "--format", "att", "-o", str(att)).exit_code == 0
+    assert cli("export", str(plural), "--format", "foma", "-o", str(script)).exit_code == 0
+    run(["foma", "-e", "read att plural.att", "-e", "save stack plural.fomabin", "-s"], tmp_path)
+    run(["foma", "-e", "source plural.foma", "-e", "save stack plural-rules.fomabin", "-s"], tmp_path)
+    words = seen_words(plural)
+    reference = ["".join(r) for r in fstsynth_apply(plural, words)]
+    stdin = "\n".join("".join(w) for w in words) + "\n"
+    for binary in ("plural.fomabin", "plural-rules.fomabin"):
+        printed = run(["flookup", "-i", "-x", binary], tmp_path, stdin=stdin)
+        assert printed.split() == reference, binary
+
+
+def test_foma_symbol_escapes_what_foma_reads_specially() -> None:
+    assert foma_symbol("0") == "%0"
+    assert foma_symbol("a:") == "a%:"
+    assert foma_symbol("t͡ʃ") == "t͡ʃ"
+    assert foma_symbol("<unk>") == "%<unk%>"
+
+
+# A program using every DSL construct, over a small alphabet with the tokens foma and
+# HFST are most likely to misread: foma's epsilon `0`, `?`, a `:`, a multi-character
+# token that is the concatenation of two others (`t` `s` / `ts`).
+EVERY_CONSTRUCT = Program((
+    Pass((
+        Rule((IsToken(BOUNDARY, 0), IsToken("t", 1)), Insert(("0",))),          # prefix
+        Rule((IsToken("a", -1), IsToken("s", 0)), Identity()),                  # blocks
+        Rule((Is("voice", 0), IsToken(BOUNDARY, 1)), Insert(("a:", "?"))),      # suffix
+        Rule((IsToken("t", 0), IsToken("s", 1)), ReplaceBy("t", ("ts",))),
+        Rule((Not(Is("voice", -1)), IsToken("s", 0)), CopyReplace(1)),
+        Rule((IsToken("?", 0),), Delete()),
+    )),
+    Pass((
+        Rule((TransformationApplied(CopyReplace(1), 0),), ReplaceAnyBy(("t", "s"))),
+        Rule((TransformationApplied(Identity(), -1), IsToken("a", 0)), CopyInsert(-1)),
+        Rule((Not(TransformationApplied(Insert(("a:", "?")), 1)), IsToken("a:", 0)), ReplaceBy("a:", ("a",))),
+        Rule((IsToken(BOUNDARY, 0), Not(IsToken(BOUNDARY, 1))), CopyInsert(2)),
+    )),
+))
+SMALL_FEATURES = {"a": {"voice": True}, "d": {"voice": True}, "a:": {"voice": True}}
+SMALL_ALPHABET = ("a", "d", "t", "s", "ts", "0", "?", "a:")
+
+
+def all_words(alphabet, max_len):
+    for n in range(1, max_len + 1):
+        yield from itertools.product(alphabet, repeat=n)
+
+
+def test_every_construct_through_foma_script_and_att(tmp_path: Path) -> None:
+    """foma (rule script and AT&T) and HFST agree with the interpreter on every word up
+    to length 4 over the alphabet, for a program with every DSL construct."""
+    require("foma", "flookup", "hfst-txt2fst", "hfst-strings2fst", "hfst-compose")
+    compiled = compile_program(EVERY_CONSTRUCT, SMALL_ALPHABET, SMALL_FEATURES)
+    words = [*all_words(SMALL_ALPHABET, 4), ("b", "a")]  # `b` is unseen: <unk>
+    mapped = [compiled.map_unknown(w) for w in words]
+    expected = [interpret(EVERY_CONSTRUCT, w, SMALL_FEATURES) for w in mapped]
+    assert expected == [compiled.apply(w) for w in mapped]  # the compiler agrees too
+    assert len(set(expected)) > 100, "the program should do many different things"
+
+    tokens = sorted(compiled.labels)
+    (tmp_path / "rules.foma").write_text(program_to_foma(EVERY_CONSTRUCT, tokens, SMALL_FEATURES), encoding="utf-8")
+    (tmp_path / "model.att").write_text(to_att(compiled.fst), encoding="utf-8")
+    for name, load in (("script", f"source {tmp_path / 'rules.foma'}"), ("att", f"read att {tmp_path / 'model.att'}")):
+        work = tmp_path / name
+        work.mkdir()
+        got = foma_spaced_apply(load, tokens, mapped, work)
+        wrong = [(w, e, g) for w, e, g in zip(mapped, expected, got) if e != g]
+        assert not wrong, f"foma {name}: {len(wrong)} words differ, e.g. {wrong[:3]}"
+    (tmp_path / "h").mkdir()
+    got = hfst_apply(tmp_path / "model.att", mapped, tmp_path / "h")
+    wrong = [(w, e, g) for w, e, g in zip(mapped, expected, got) if e != g]
+    assert not wrong, f"HFST: {len(wrong)} words differ, e.g. {wrong[:3]}"
+
+
+def test_foma_script_is_readable_rules() -> None:
+    text = program_to_foma(EVERY_CONSTRUCT, sorted(set(SMALL_ALPHABET) | {"<unk>"}), SMALL_FEATURES)
+    assert "define Pass1 [" in text and "define Pass2 [" in text
+    assert "define FVoice [ a | a%: | d ];" in text
+    assert "# rule 3: ∅ -> a: ? / [+voice] _ #" in text
+    assert "no plain-rule form" in text  # the copy rules say how they are written
+    assert "regex Model;" in text
+
+
+# ----------------------------------------------------------------------------- drawings
+
+
+def test_dot_is_laid_out_by_graphviz_with_token_labels(plural: Path, tmp_path: Path) -> None:
+    require("dot")
+    out = tmp_path / "plural.dot"
+    assert cli("export", str(plural), "--format", "dot", "-o", str(out)).exit_code == 0
+    svg = run(["dot", "-Tsvg", str(out)], tmp_path)
+    assert "<svg" in svg and "ɪ:ɪ" in svg and "&lt;eps&gt;:s" in svg
+
+
+def test_svg_export(plural: Path, tmp_path: Path) -> None:
+    require("dot")
+    out = tmp_path / "plural.svg"
+    result = cli("export", str(plural), "--format", "svg", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert text.lstrip().startswith("<?xml") and "ɪ:ɪ" in text
+
+
+def test_svg_without_graphviz_is_a_clear_error(plural: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    result = cli("export", str(plural), "--format", "svg", "-o", str(tmp_path / "x.svg"))
+    assert result.exit_code == 2
+    assert "graphviz" in result.output.lower() and not (tmp_path / "x.svg").exists()
+
+
+def test_too_big_to_draw_is_a_clear_error(plural: Path, tmp_path: Path) -> None:
+    from exporters.dot import Error, to_dot
+
+    with pytest.raises(Error, match="too many to draw"):
+        to_dot(load_model(plural).pair().compiled.fst, max_states=2)
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def test_export_errors_are_one_line_exit_2(paradigm: Path, tmp_path: Path) -> None:
+    result = cli("export", str(paradigm), "--format", "att", "-o", str(tmp_path / "x.att"))
+    assert result.exit_code == 2 and "--source/--target" in result.output
+    result = cli("export", str(paradigm), "--format", "pdf", "-o", str(tmp_path / "x"))
+    assert result.exit_code == 2 and "unknown export format 'pdf'" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_show_spe(plural: Path) -> None:
+    result = cli("show", str(plural), "--format", "spe")
+    assert result.exit_code == 0, result.output
+    pm = load_model(plural).pair()
+    for rule in pm.program.passes[0].rules:
+        assert rule_to_spe(rule) in result.output
+    assert "/" in result.output and "_" in result.output and "IfThen" not in result.output
+    assert "IfThen" in cli("show", str(plural)).output  # dsl stays the default
+    assert cli("show", str(plural), "--format", "xml").exit_code == 2
+
+
+@pytest.mark.parametrize(
+    "rule, spe",
+    [
+        (Rule((IsToken(BOUNDARY, 1), Is("voice", 0)), Insert(("z",))), "∅ -> z / [+voice] _ #"),
+        (Rule((IsToken(BOUNDARY, 0),), Insert(("d", "i"))), "∅ -> d i / # _"),
+        (Rule((Is("vowel", -1), Is("vowel", 1)), ReplaceBy("t", ("d",))), "t -> d / [+vowel] _ [+vowel]"),
+        (Rule((IsToken("n", 1),), Delete()), "X -> ∅ / _ n"),
+        (Rule((Not(Is("voice", 1)), Is("cons", 0)), CopyReplace(-1)), "[+cons] -> ⟨-1⟩ / _ {[-voice], #}"),
+    ],
+)
+def test_rule_to_spe(rule: Rule, spe: str) -> None:
+    assert rule_to_spe(rule) == spe
+
+
+def test_apply_trace_shows_passes_and_rules(plural: Path) -> None:
+    result = cli("apply", str(plural), "--trace", "b ʌ s", "k a t")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "b ʌ s ɪ z"
+    assert "  input:  b ʌ s" in lines and "  pass 1: b ʌ s ɪ z" in lines
+    assert any(l.startswith("    at 3 (s): rule ") and l.endswith("=>  s ɪ z") for l in lines)
+    assert "k a t s" in lines
+
+
+def test_derivation_names_the_start_position() -> None:
+    program = Program((Pass((Rule((IsToken(BOUNDARY, 0),), Insert(("d", "i"))),)),))
+    lines = derivation(program, ("b", "a"), {})
+    assert lines == ["input:  b a", "pass 1: d i b a", "  at start: rule 1, ∅ -> d i / # _  =>  d i"]
