@@ -21,6 +21,7 @@ The law checked: for every word w,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from hypothesis import strategies as st
 
 from fstsynth import dsl
@@ -76,8 +77,14 @@ def _outputs(tokens: st.SearchStrategy[str], min_size: int) -> st.SearchStrategy
     return st.lists(tokens, min_size=min_size, max_size=3).map(tuple)
 
 
-def transformations(tokens: st.SearchStrategy[str]) -> st.SearchStrategy[Transformation]:
-    """Every transformation type of the DSL, with tokens from `tokens`."""
+@lru_cache(maxsize=None)
+def transformations(alphabet: tuple[str, ...]) -> st.SearchStrategy[Transformation]:
+    """Every transformation type of the DSL, with tokens from `alphabet`.
+
+    Strategies are cached per argument: building and validating them anew for every
+    drawn program costs more than compiling the program.
+    """
+    tokens = st.sampled_from(alphabet)
     return st.one_of(
         st.builds(ReplaceBy, tokens, _outputs(tokens, 0)),
         st.builds(ReplaceAnyBy, _outputs(tokens, 1)),
@@ -89,10 +96,12 @@ def transformations(tokens: st.SearchStrategy[str]) -> st.SearchStrategy[Transfo
     )
 
 
+@lru_cache(maxsize=4096)
 def predicates(
-    tokens: st.SearchStrategy[str], tags: tuple[Transformation, ...]
+    alphabet: tuple[str, ...], tags: tuple[Transformation, ...]
 ) -> st.SearchStrategy[dsl.Predicate]:
     """Every predicate type; `TransformationApplied` only names transformations in `tags`."""
+    tokens = st.sampled_from(alphabet)
     atoms = [
         st.builds(IsToken, tokens, offsets),
         st.builds(IsToken, st.just(BOUNDARY), offsets),
@@ -104,22 +113,26 @@ def predicates(
     return st.one_of(atom, atom.map(Not), atom.map(Not).map(Not))
 
 
+@lru_cache(maxsize=4096)
+def _rules(alphabet: tuple[str, ...], tags: tuple[Transformation, ...]) -> st.SearchStrategy[Rule]:
+    return st.builds(
+        Rule,
+        st.lists(predicates(alphabet, tags), max_size=3).map(tuple),
+        transformations(alphabet),
+    )
+
+
 @st.composite
 def programs(draw: st.DrawFn, alphabet: tuple[str, ...]) -> Program:
     """1-3 passes of 0-4 rules with 0-3 conjuncts each."""
     # Programs may also mention tokens outside the alphabet (the compiler adds them).
-    tokens = st.sampled_from(alphabet + ("o",))
+    tokens = alphabet + ("o",)
     passes: list[Pass] = []
     previous: tuple[Transformation, ...] = ()
     for _ in range(draw(st.integers(1, 3))):
         # Tags of the previous pass: its transformations, and Identity (untouched).
         tags = (*previous, Identity()) if passes else ()
-        rule = st.builds(
-            Rule,
-            st.lists(predicates(tokens, tags), max_size=3).map(tuple),
-            transformations(tokens),
-        )
-        rules = tuple(draw(st.lists(rule, max_size=4)))
+        rules = tuple(draw(st.lists(_rules(tokens, tags), max_size=4)))
         passes.append(Pass(rules))
         previous = tuple(dict.fromkeys(r.transformation for r in rules))
     return Program(tuple(passes))
@@ -128,7 +141,7 @@ def programs(draw: st.DrawFn, alphabet: tuple[str, ...]) -> Program:
 @st.composite
 def cases(draw: st.DrawFn, words_per_case: int = 12) -> Case:
     alphabet = tuple(
-        draw(st.lists(st.sampled_from(TOKEN_POOL), min_size=1, max_size=4, unique=True))
+        sorted(draw(st.lists(st.sampled_from(TOKEN_POOL), min_size=1, max_size=4, unique=True)))
     )
     features = {
         tok: {name: draw(st.booleans()) for name in FEATURE_NAMES}
