@@ -55,7 +55,17 @@ UNSEEN_TOKENS = ("q", "ʔ", "[x]")
 FEATURE_NAMES = ("f", "g")
 MAX_OFFSET = 3
 
-offsets = st.integers(-MAX_OFFSET, MAX_OFFSET)
+# Every strategy below is built once, at import: drawing from fixed strategies and
+# indexing into the case's alphabet is several times cheaper than building strategies
+# per draw (hypothesis validates each new strategy object).
+_offset = st.integers(-MAX_OFFSET, MAX_OFFSET)
+_index = st.integers(0, 63)
+_bool = st.booleans()
+_small = [st.integers(0, n) for n in range(8)]
+_PREDICATE_KINDS = ("IsToken", "boundary", "Is", "TransformationApplied")
+_TRANSFORMATION_KINDS = (
+    "ReplaceBy", "ReplaceAnyBy", "Insert", "Delete", "CopyReplace", "CopyInsert", "Identity",
+)
 
 
 @dataclass(frozen=True)
@@ -73,85 +83,99 @@ class Mismatch:
     interpreter: object
 
 
-def _outputs(tokens: st.SearchStrategy[str], min_size: int) -> st.SearchStrategy[tuple[str, ...]]:
-    return st.lists(tokens, min_size=min_size, max_size=3).map(tuple)
+def _pick(draw: st.DrawFn, items: tuple) -> object:
+    return items[draw(_index) % len(items)]
 
 
-@lru_cache(maxsize=None)
-def transformations(alphabet: tuple[str, ...]) -> st.SearchStrategy[Transformation]:
-    """Every transformation type of the DSL, with tokens from `alphabet`.
-
-    Strategies are cached per argument: building and validating them anew for every
-    drawn program costs more than compiling the program.
-    """
-    tokens = st.sampled_from(alphabet)
-    return st.one_of(
-        st.builds(ReplaceBy, tokens, _outputs(tokens, 0)),
-        st.builds(ReplaceAnyBy, _outputs(tokens, 1)),
-        st.builds(Insert, _outputs(tokens, 1)),
-        st.just(Delete()),
-        st.builds(CopyReplace, offsets),
-        st.builds(CopyInsert, offsets),
-        st.just(Identity()),
-    )
+def _tokens(draw: st.DrawFn, alphabet: tuple[str, ...], low: int) -> tuple[str, ...]:
+    return tuple(_pick(draw, alphabet) for _ in range(draw(_small[3]) if low == 0 else 1 + draw(_small[2])))
 
 
-@lru_cache(maxsize=4096)
-def predicates(
-    alphabet: tuple[str, ...], tags: tuple[Transformation, ...]
-) -> st.SearchStrategy[dsl.Predicate]:
-    """Every predicate type; `TransformationApplied` only names transformations in `tags`."""
-    tokens = st.sampled_from(alphabet)
-    atoms = [
-        st.builds(IsToken, tokens, offsets),
-        st.builds(IsToken, st.just(BOUNDARY), offsets),
-        st.builds(Is, st.sampled_from(FEATURE_NAMES), offsets),
-    ]
-    if tags:
-        atoms.append(st.builds(TransformationApplied, st.sampled_from(tags), offsets))
-    atom = st.one_of(*atoms)
-    return st.one_of(atom, atom.map(Not), atom.map(Not).map(Not))
+def _transformation(draw: st.DrawFn, alphabet: tuple[str, ...]) -> Transformation:
+    """Any transformation type of the DSL, with tokens from `alphabet`."""
+    kind = _pick(draw, _TRANSFORMATION_KINDS)
+    if kind == "ReplaceBy":
+        return ReplaceBy(_pick(draw, alphabet), _tokens(draw, alphabet, 0))
+    if kind == "ReplaceAnyBy":
+        return ReplaceAnyBy(_tokens(draw, alphabet, 1))
+    if kind == "Insert":
+        return Insert(_tokens(draw, alphabet, 1))
+    if kind == "CopyReplace":
+        return CopyReplace(draw(_offset))
+    if kind == "CopyInsert":
+        return CopyInsert(draw(_offset))
+    return Delete() if kind == "Delete" else Identity()
 
 
-@lru_cache(maxsize=4096)
-def _rules(alphabet: tuple[str, ...], tags: tuple[Transformation, ...]) -> st.SearchStrategy[Rule]:
-    return st.builds(
-        Rule,
-        st.lists(predicates(alphabet, tags), max_size=3).map(tuple),
-        transformations(alphabet),
-    )
+def _predicate(
+    draw: st.DrawFn, alphabet: tuple[str, ...], tags: tuple[Transformation, ...]
+) -> dsl.Predicate:
+    """Any predicate type (wrapped in 0-2 `Not`); `TransformationApplied` names `tags` only."""
+    kinds = _PREDICATE_KINDS if tags else _PREDICATE_KINDS[:3]
+    kind = _pick(draw, kinds)
+    offset = draw(_offset)
+    pred: dsl.Predicate
+    if kind == "IsToken":
+        pred = IsToken(_pick(draw, alphabet), offset)
+    elif kind == "boundary":
+        pred = IsToken(BOUNDARY, offset)
+    elif kind == "Is":
+        pred = Is(_pick(draw, FEATURE_NAMES), offset)
+    else:
+        pred = TransformationApplied(_pick(draw, tags), offset)
+    for _ in range(draw(_small[2]) % 3 if draw(_bool) else 0):
+        pred = Not(pred)
+    return pred
 
 
-@st.composite
-def programs(draw: st.DrawFn, alphabet: tuple[str, ...]) -> Program:
+def _program(draw: st.DrawFn, alphabet: tuple[str, ...]) -> Program:
     """1-3 passes of 0-4 rules with 0-3 conjuncts each."""
-    # Programs may also mention tokens outside the alphabet (the compiler adds them).
+    # Programs may also mention a token outside the alphabet (the compiler adds it).
     tokens = alphabet + ("o",)
     passes: list[Pass] = []
     previous: tuple[Transformation, ...] = ()
-    for _ in range(draw(st.integers(1, 3))):
+    for _ in range(1 + draw(_small[2])):
         # Tags of the previous pass: its transformations, and Identity (untouched).
         tags = (*previous, Identity()) if passes else ()
-        rules = tuple(draw(st.lists(_rules(tokens, tags), max_size=4)))
+        rules = tuple(
+            Rule(
+                tuple(_predicate(draw, tokens, tags) for _ in range(draw(_small[3]))),
+                _transformation(draw, tokens),
+            )
+            for _ in range(draw(_small[4]))
+        )
         passes.append(Pass(rules))
         previous = tuple(dict.fromkeys(r.transformation for r in rules))
     return Program(tuple(passes))
 
 
+@lru_cache(maxsize=None)
+def _word_count(most: int) -> st.SearchStrategy[int]:
+    return st.integers(min(4, most), most)
+
+
+@st.composite
+def programs(draw: st.DrawFn, alphabet: tuple[str, ...]) -> Program:
+    """Random programs over `alphabet` (see the module docstring)."""
+    return _program(draw, alphabet)
+
+
 @st.composite
 def cases(draw: st.DrawFn, words_per_case: int = 12) -> Case:
-    alphabet = tuple(
-        sorted(draw(st.lists(st.sampled_from(TOKEN_POOL), min_size=1, max_size=4, unique=True)))
-    )
+    pool = list(TOKEN_POOL)
+    alphabet = tuple(sorted({_pick(draw, tuple(pool)) for _ in range(1 + draw(_small[3]))}))
     features = {
-        tok: {name: draw(st.booleans()) for name in FEATURE_NAMES}
+        tok: {name: draw(_bool) for name in FEATURE_NAMES}
         for tok in alphabet
-        if draw(st.booleans())
+        if draw(_bool)
     }
-    program = draw(programs(alphabet))
-    known = st.sampled_from(alphabet)
-    any_token = st.one_of(known, known, known, st.sampled_from(UNSEEN_TOKENS))
-    drawn = draw(st.lists(st.lists(any_token, max_size=7).map(tuple), max_size=words_per_case))
+    program = _program(draw, alphabet)
+    # One token in four is unseen.
+    mixed = alphabet * 3 + UNSEEN_TOKENS[: 1 + len(alphabet) // 2]
+    drawn = [
+        tuple(_pick(draw, mixed) for _ in range(draw(_small[7])))
+        for _ in range(draw(_word_count(words_per_case)))
+    ]
     # Boundary cases every time: the empty word and each one-token word.
     words = ((), *((t,) for t in alphabet), (UNSEEN_TOKENS[0],), *drawn)
     return Case(alphabet, features, program, tuple(dict.fromkeys(words)))
