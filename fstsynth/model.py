@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from exporters.far import Error as FarError
 from exporters.far import read_far, write_far
 from fstsynth import dsl
 from fstsynth.compiler import UNK, Compiled, compile_program
@@ -337,7 +338,7 @@ def load_model(directory: str | Path) -> Model:
         )
     try:
         return _model_from_json(directory, json_path, doc)
-    except Error:
+    except (Error, FarError):
         raise
     except RecursionError:
         raise Error(f"{json_path}: damaged model JSON: nested too deeply") from None
