@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Callable, List, Optional
 import typer
 
 from fstsynth.errors import UserError
+from fstsynth.fileio import check_writable
 from fstsynth.model import Model, load_model, learn_model
 from fstsynth.problem import Problem, load_problem, nfc
 from fstsynth.solve import SolveReport, solve_problem, write_answers
@@ -39,15 +41,34 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def _guard(func: Callable[[], None]) -> None:
-    """Run a command body; user errors become one line and exit code 2."""
+    """Run a command body; user errors become one line and exit code 2.
+
+    Errors from the environment (a full disk, a file that vanished, no memory) are not
+    bugs either, and get one line too; anything else keeps its traceback. A closed
+    output pipe (`fstsynth apply ... | head`) ends the command quietly.
+    """
     try:
         func()
     except UserError as exc:
         if _state["debug"]:
             raise
         _fail(str(exc))
+    except BrokenPipeError:
+        # Python would complain again when flushing stdout at exit: point it at devnull.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise typer.Exit(141)
+    except OSError as exc:
+        if _state["debug"]:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        _fail(f"{where}{exc.strerror or exc}")
+    except MemoryError:
+        if _state["debug"]:
+            raise
+        _fail("out of memory (see the Limits section of the README)")
     except KeyboardInterrupt:
-        typer.echo("fstsynth: interrupted; nothing was written", err=True)
+        typer.echo("fstsynth: interrupted; files being written were left as they were", err=True)
         raise typer.Exit(130)
 
 
@@ -65,6 +86,8 @@ def main(
 
 
 def _options(variant: str, time_limit: Optional[float], alignment: str) -> Options:
+    if time_limit is not None and not time_limit > 0:
+        raise UserError(f"--time-limit must be a positive number of seconds, not {time_limit}")
     return Options(variant=variant, time_limit=time_limit, alignment=alignment)
 
 
@@ -83,11 +106,17 @@ def _features_file(path: Optional[Path]) -> dict[str, dict[str, bool]]:
     if path is None:
         return {}
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(path.read_bytes().decode("utf-8-sig"))
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: not a valid JSON features file ({exc})") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, not a features file") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not valid UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"
+        ) from None
     if not isinstance(raw, dict) or not all(
         isinstance(v, dict) and all(isinstance(b, bool) for b in v.values()) for v in raw.values()
     ):
@@ -114,6 +143,8 @@ def learn(
     """Learn a program for every column pair of INPUT and write a model directory."""
 
     def body() -> None:
+        options = _options(variant, time_limit, alignment)
+        check_writable(output)  # fail now, not after learning
         problem = load_problem(input)
         extra = _features_file(features)
         if extra:
@@ -124,7 +155,7 @@ def learn(
         else:
             problem_ = problem
         started = time.perf_counter()
-        model = learn_model(problem_, _options(variant, time_limit, alignment), _progress(True))
+        model = learn_model(problem_, options, _progress(True))
         model.save(output)
         typer.echo(f"learned {len(model.pairs)} column pair(s) in {time.perf_counter() - started:.1f}s")
         for (s, t), pm in sorted(model.pairs.items()):
@@ -159,6 +190,26 @@ def tokenize(text: str, alphabet: set[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _argument_words(words: List[str]) -> List[str]:
+    for n, word in enumerate(words, start=1):
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:  # undecodable bytes arrive as lone surrogates
+            raise UserError(f"word argument {n}: not valid UTF-8") from None
+    return words
+
+
+def _stdin_lines() -> List[str]:
+    """Standard input as lines; a BOM and CRLF line ends are accepted."""
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UserError(f"<stdin>: line {line}: not valid UTF-8") from None
+    return text.splitlines()
+
+
 @app.command()
 def apply(
     model_dir: Path = typer.Argument(..., help="A model directory written by `learn`."),
@@ -179,7 +230,7 @@ def apply(
     def body() -> None:
         model = load_model(model_dir)
         pm = model.pair(source, target)
-        lines = words if words else [line.rstrip("\n") for line in sys.stdin]
+        lines = _argument_words(words) if words else _stdin_lines()
         alphabet = set(model.alphabet)
         mismatches = []
         out = []
@@ -305,10 +356,12 @@ def solve(
     def body() -> None:
         files = _problem_files(problems)
         options = _options(variant, time_limit, alignment)
+        if out.exists() and not out.is_dir():
+            raise UserError(f"{out}: exists and is not a directory")
         if not out.exists():
-            if not out.parent.exists():
-                raise UserError(f"{out}: cannot create: directory {out.parent} does not exist")
+            check_writable(out)
             out.mkdir()
+        check_writable(out / "answer")
         started = time.perf_counter()
         total_mismatches = 0
         failures = 0

@@ -29,6 +29,7 @@ from typing import Iterable, Mapping, Sequence
 
 import pynini
 
+from fstsynth.errors import UserError
 from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
@@ -64,6 +65,15 @@ _ONE = pynini.Weight.one("tropical")
 
 class Error(Exception):
     """A word cannot be transduced (internal: the cascade should be total)."""
+
+
+class TimeLimitError(UserError):
+    """Compilation did not finish before the deadline it was given."""
+
+
+def _check_deadline(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise TimeLimitError("time limit reached while compiling the rules (raise --time-limit)")
 
 
 # ------------------------------------------------------------------ FST building blocks
@@ -335,7 +345,7 @@ class _PassCompiler:
                 out.append(([(s, self._mark(s, tr, tok)) for s in sorted(targets)], sub))
         return out
 
-    def compile(self) -> pynini.Fst:
+    def compile(self, deadline: float | None = None) -> pynini.Fst:
         plans = []
         for rule in self.pass_.rules:
             for pairs, slots in self._rule_fsts(rule):
@@ -346,6 +356,7 @@ class _PassCompiler:
         sigma_star = _label_set(all_labels).closure().optimize()
         fst = _label_set(sorted(self.real | {self.start})).closure()
         for pairs, slots in plans:
+            _check_deadline(deadline)
             tau = _label_map([(a, [b]) for a, b in pairs], star=False)
             left, right = self._contexts(slots)
             rewrite = pynini.cdrewrite(tau, left, right, sigma_star, direction="sim")
@@ -422,9 +433,17 @@ def transduce(
 
 
 def compile_program(
-    program: Program, alphabet: Iterable[Token], features: Features
+    program: Program,
+    alphabet: Iterable[Token],
+    features: Features,
+    *,
+    deadline: float | None = None,
 ) -> Compiled:
-    """Compile `program` over `alphabet` (every token it may read or write, plus UNK)."""
+    """Compile `program` over `alphabet` (every token it may read or write, plus UNK).
+
+    `deadline` (a `time.monotonic()` value) bounds the work: past it, the next rewrite
+    rule raises `TimeLimitError` instead of being compiled.
+    """
     started = time.perf_counter()
     tokens = set(alphabet) | _program_tokens(program) | {UNK}
     syms = _Symbols(tokens)
@@ -440,7 +459,9 @@ def compile_program(
     for k, pass_ in enumerate(passes):
         last = k == len(passes) - 1
         next_tags = referenced_tags(passes[k + 1]) if not last else set()
-        compiled = _PassCompiler(pass_, in_tags, next_tags, token_list, features, syms, last).compile()
+        compiled = _PassCompiler(pass_, in_tags, next_tags, token_list, features, syms, last).compile(
+            deadline
+        )
         cascade = pynini.compose(cascade, compiled)
         in_tags = [None, *sorted(next_tags, key=str)]
     # Unframe: drop <s>.

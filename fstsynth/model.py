@@ -11,21 +11,33 @@ columns, token inventory, and per column pair its program in readable and JSON f
 and `model.far` (one FST per column pair under the key `pair-S-T`, with the symbol
 table attached), plus `symbols.txt` for tools that want the table on its own. The FAR's
 SHA-256 is recorded in the JSON, so a damaged archive is refused before OpenFst reads
-it. Loading never executes anything from the files.
+it. Loading never executes anything from the files: the JSON is parsed as plain data and
+checked field by field, and the archive is read by OpenFst only after a child process
+has read it without crashing (`exporters.far.check_far`), so even a doctored archive
+whose checksum was updated to match cannot take this process down.
+
+Limits (README "Limits"): learning refuses a training word longer than
+`MAX_TRAINING_TOKENS` (alignment is quadratic in word length), more than
+`MAX_ALPHABET` distinct tokens, and more than `MAX_COLUMN_PAIRS` column pairs in one run;
+`Options.time_limit` bounds each column pair, alignment, synthesis and compilation
+together.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from exporters.far import Error as FarError
 from exporters.far import read_far, write_far
 from fstsynth import dsl
 from fstsynth.compiler import UNK, Compiled, compile_program
+from fstsynth.compiler import Error as CompilerError
 from fstsynth.errors import UserError
 from fstsynth.fileio import atomic_directory
 from fstsynth.interpreter import run
@@ -40,6 +52,18 @@ SYMBOLS_TXT = "symbols.txt"
 
 Token = str
 Word = tuple[Token, ...]
+
+#: Longest training word, in tokens: lingpy's alignment is quadratic in word length
+#: (measured: 300 tokens 0.2 s, 1,000 tokens 2.4 s per pair).
+MAX_TRAINING_TOKENS = 1000
+#: Most distinct tokens in a problem: copy rules compile in time growing with the square
+#: of the alphabet (measured: 100 tokens 2.3 s, 300 tokens 22 s for one copy rule).
+MAX_ALPHABET = 1000
+#: Most column pairs learned in one run (a table of n columns has n(n-1) of them).
+MAX_COLUMN_PAIRS = 1000
+
+
+log = logging.getLogger(__name__)
 
 
 class Error(UserError):
@@ -60,11 +84,23 @@ class PairModel:
     train_total: int
     compiled: Compiled
     seconds: dict[str, float] = field(default_factory=dict)
+    far_key: str = ""
 
     def predict(self, word: Sequence[Token]) -> Word:
-        """The transducer's output; unseen tokens are handled as in `restore_unknown`."""
+        """The transducer's output; unseen tokens are handled as in `restore_unknown`.
+
+        A transducer loaded from someone else's model may not be total, or may output
+        labels outside its symbol table; that is reported as a damaged model.
+        """
         mapped = self.compiled.map_unknown(word)
-        return restore_unknown(word, mapped, self.compiled.apply(word))
+        try:
+            output = self.compiled.apply(word)
+        except (CompilerError, KeyError):
+            raise Error(
+                f"transducer {self.far_key or far_key(self.source, self.target)!r} gives no "
+                f"valid output for {' '.join(word)!r}: the model is damaged"
+            ) from None
+        return restore_unknown(word, mapped, output)
 
     def interpret(self, word: Sequence[Token], features: Mapping) -> Word:
         mapped = self.compiled.map_unknown(word)
@@ -183,25 +219,64 @@ class Model:
                 symbols.write_text(str(tmp / SYMBOLS_TXT))
 
 
+def check_limits(problem: Problem, pairs: Sequence[tuple[int, int]]) -> None:
+    """Refuse, before any work, a problem beyond the documented limits."""
+    if len(pairs) > MAX_COLUMN_PAIRS:
+        raise Error(
+            f"{problem.name}: {len(pairs)} column pairs to learn ({len(problem.columns)} columns); "
+            f"fstsynth learns at most {MAX_COLUMN_PAIRS} in one run: split the table"
+        )
+    alphabet = problem.alphabet()
+    if len(alphabet) > MAX_ALPHABET:
+        raise Error(
+            f"{problem.name}: {len(alphabet)} distinct tokens; fstsynth handles at most "
+            f"{MAX_ALPHABET} (are the words split into tokens with spaces?)"
+        )
+    columns = {c for pair in pairs for c in pair}
+    for i, row in enumerate(problem.cells):
+        for j in sorted(columns):
+            cell = row[j]
+            if cell is not None and len(cell) > MAX_TRAINING_TOKENS:
+                where = f"line {i + 1}" if problem.directed else f"row {i + 1}, column {j + 1}"
+                raise Error(
+                    f"{problem.source or problem.name}: {where}: a word of {len(cell)} tokens; "
+                    f"training words may have at most {MAX_TRAINING_TOKENS}"
+                )
+
+
 def learn_model(
     problem: Problem,
     options: Options = Options(),
     progress: Callable[[int, int, str], None] | None = None,
     pairs: Iterable[tuple[int, int]] | None = None,
 ) -> Model:
-    """Learn and compile a program for every column pair with training rows."""
+    """Learn and compile a program for every column pair with training rows.
+
+    `options.time_limit` (seconds) bounds each column pair: alignment, synthesis and
+    compilation together. A pair that runs out of time raises `Error` naming it.
+    """
     todo = list(pairs) if pairs is not None else problem.column_pairs()
     if not todo:
         raise Error(f"{problem.name}: no column pair has a row with both cells known")
+    check_limits(problem, todo)
+    for j in problem.unlearnable_columns():
+        log.warning(
+            "%s: column %r has no row with another known cell: its '?' cells cannot be "
+            "learned", problem.source or problem.name, problem.columns[j],
+        )
     alphabet = tuple(sorted(problem.alphabet()))
     learned: dict[tuple[int, int], PairModel] = {}
     for k, (s, t) in enumerate(todo):
         label = f"{problem.columns[s]} -> {problem.columns[t]}"
         if progress:
             progress(k, len(todo), label)
-        result: LearnResult = learn(problem.training_pairs(s, t), problem.features, options)
-        started = time.perf_counter()
-        compiled = compile_program(result.program, alphabet, problem.features)
+        deadline = None if options.time_limit is None else time.monotonic() + options.time_limit
+        try:
+            result: LearnResult = learn(problem.training_pairs(s, t), problem.features, options)
+            started = time.perf_counter()
+            compiled = compile_program(result.program, alphabet, problem.features, deadline=deadline)
+        except UserError as exc:
+            raise Error(f"{problem.name}: column pair {label}: {exc}") from None
         seconds = dict(result.seconds, compilation=time.perf_counter() - started)
         learned[(s, t)] = PairModel(
             s, t, result.program, result.cost, result.train_correct, result.train_total,
@@ -212,64 +287,134 @@ def learn_model(
     return Model(problem.columns, problem.features, options, alphabet, learned, problem.name)
 
 
+def _need(cond: bool, json_path: Path, what: str) -> None:
+    if not cond:
+        raise Error(f"{json_path}: damaged model JSON: {what}")
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
 def load_model(directory: str | Path) -> Model:
-    """Read a model directory written by `Model.save`; refuse anything damaged."""
+    """Read a model directory written by `Model.save`; refuse anything damaged.
+
+    The JSON is read as plain data and every field is type-checked; the FAR is read only
+    if its SHA-256 matches the JSON and a child process could read it (see
+    `exporters.far.read_far`). Nothing in either file is ever executed.
+    """
     directory = Path(directory)
     json_path = directory / MODEL_JSON
     if not directory.is_dir():
-        raise Error(f"{directory}: not a model directory")
+        if directory.exists():
+            raise Error(f"{directory}: not a model directory (it is a file)")
+        raise Error(f"{directory}: no such model directory")
     try:
-        text = json_path.read_text(encoding="utf-8")
+        text = json_path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise Error(f"{json_path}: missing; is {directory} a model made by fstsynth learn?") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise Error(f"{json_path}: cannot read: {exc}") from None
+    except UnicodeDecodeError:
+        raise Error(f"{json_path}: damaged model JSON: not valid UTF-8") from None
+    except OSError as exc:
+        raise Error(f"{json_path}: cannot read: {exc.strerror or exc}") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise Error(f"{json_path}: line {exc.lineno}: damaged model JSON: {exc.msg}") from None
+        raise Error(
+            f"{json_path}: line {exc.lineno}: damaged model JSON: {exc.msg}"
+            + (" (the file is truncated)" if exc.pos >= len(text.rstrip()) else "")
+        ) from None
+    except RecursionError:
+        raise Error(f"{json_path}: damaged model JSON: nested too deeply") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
-        raise Error(f"{json_path}: not an fstsynth model")
+        raise Error(f"{json_path}: not an fstsynth model (no \"format\": \"{FORMAT_NAME}\")")
     version = doc.get("version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise Error(f"{json_path}: damaged model JSON: bad format version {version!r}")
+    if version > FORMAT_VERSION:
         raise Error(
             f"{json_path}: model format version {version} is newer than this fstsynth "
             f"supports ({FORMAT_VERSION}); upgrade fstsynth"
         )
     try:
-        far_path = directory / doc["far"]["file"]
-        expected = doc["far"]["sha256"]
-        if not far_path.is_file():
-            raise Error(f"{far_path}: missing model transducers")
-        if hashlib.sha256(far_path.read_bytes()).hexdigest() != expected:
-            raise Error(f"{far_path}: damaged (checksum does not match model.json)")
-        fsts = read_far(far_path)
-        opts = doc["options"]
-        options = Options(
-            variant=opts["variant"],
-            window=opts["window"],
-            max_conjuncts=opts["max_conjuncts"],
-            max_passes=opts["max_passes"],
-            alignment=opts["alignment"],
-        )
-        columns = tuple(doc["columns"])
-        features = {tok: dict(f) for tok, f in doc["features"].items()}
-        pairs: dict[tuple[int, int], PairModel] = {}
-        for entry in doc["pairs"]:
-            s, t = int(entry["source"]), int(entry["target"])
-            fst = fsts.get(entry["far_key"])
-            if fst is None:
-                raise Error(f"{far_path}: no transducer {entry['far_key']!r}")
-            symbols = fst.input_symbols()
-            if symbols is None:
-                raise Error(f"{far_path}: transducer {entry['far_key']!r} has no symbol table")
-            compiled = Compiled(fst, symbols.copy())
-            pairs[(s, t)] = PairModel(
-                s, t, dsl.from_json(entry["program"]), float(entry["cost"]),
-                int(entry["train_correct"]), int(entry["train_total"]), compiled,
-            )
-        return Model(columns, features, options, tuple(doc["alphabet"]), pairs, doc.get("name", ""))
-    except Error:
+        return _model_from_json(directory, json_path, doc)
+    except (Error, FarError):
         raise
-    except (KeyError, TypeError, ValueError, dsl.Error, UserError) as exc:
+    except RecursionError:
+        raise Error(f"{json_path}: damaged model JSON: nested too deeply") from None
+    except (KeyError, TypeError, ValueError, AttributeError, UserError) as exc:
         raise Error(f"{json_path}: damaged model JSON ({type(exc).__name__}: {exc})") from None
+
+
+def _model_from_json(directory: Path, json_path: Path, doc: dict[str, Any]) -> Model:
+    far = doc.get("far")
+    _need(isinstance(far, dict), json_path, "'far' must be an object")
+    name, expected = far.get("file"), far.get("sha256")
+    # The archive must sit inside the model directory: no paths elsewhere.
+    _need(
+        isinstance(name, str) and name not in ("", ".", "..") and "/" not in name and "\\" not in name,
+        json_path,
+        f"'far.file' must be a file name in the model directory, not {name!r}",
+    )
+    _need(isinstance(expected, str), json_path, "'far.sha256' must be a string")
+    columns = doc.get("columns")
+    _need(_is_str_list(columns) and len(columns) >= 2, json_path, "'columns' must list column names")
+    alphabet = doc.get("alphabet")
+    _need(_is_str_list(alphabet), json_path, "'alphabet' must be a list of tokens")
+    raw_features = doc.get("features")
+    _need(
+        isinstance(raw_features, dict)
+        and all(
+            isinstance(f, dict) and all(isinstance(v, bool) for v in f.values())
+            for f in raw_features.values()
+        ),
+        json_path,
+        "'features' must map tokens to {feature: true/false}",
+    )
+    entries = doc.get("pairs")
+    _need(isinstance(entries, list), json_path, "'pairs' must be a list")
+    opts = doc.get("options")
+    _need(isinstance(opts, dict), json_path, "'options' must be an object")
+    options = Options(
+        variant=opts["variant"],
+        window=opts["window"],
+        max_conjuncts=opts["max_conjuncts"],
+        max_passes=opts["max_passes"],
+        alignment=opts["alignment"],
+    )
+    far_path = directory / name
+    if not far_path.is_file():
+        raise Error(f"{far_path}: missing model transducers")
+    if hashlib.sha256(far_path.read_bytes()).hexdigest() != expected:
+        raise Error(f"{far_path}: damaged (checksum does not match model.json)")
+    fsts = read_far(far_path)
+    pairs: dict[tuple[int, int], PairModel] = {}
+    for n, entry in enumerate(entries, start=1):
+        _need(isinstance(entry, dict), json_path, f"pair {n} must be an object")
+        s, t = entry["source"], entry["target"]
+        _need(
+            all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < len(columns) for c in (s, t)),
+            json_path,
+            f"pair {n}: source and target must be column indices",
+        )
+        key = entry["far_key"]
+        fst = fsts.get(key) if isinstance(key, str) else None
+        if fst is None:
+            raise Error(f"{far_path}: no transducer {key!r}")
+        symbols = fst.input_symbols()
+        if symbols is None or symbols.find(UNK) == -1:
+            raise Error(f"{far_path}: transducer {key!r} has no fstsynth symbol table")
+        pairs[(s, t)] = PairModel(
+            s, t, dsl.from_json(entry["program"]), float(entry["cost"]),
+            int(entry["train_correct"]), int(entry["train_total"]),
+            Compiled(fst, symbols.copy()), far_key=key,
+        )
+    name_ = doc.get("name", "")
+    return Model(
+        tuple(columns),
+        {tok: dict(f) for tok, f in raw_features.items()},
+        options,
+        tuple(alphabet),
+        pairs,
+        name_ if isinstance(name_, str) else "",
+    )

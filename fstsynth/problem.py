@@ -116,6 +116,11 @@ class Problem:
             if row[source] is not None and row[target] is not None
         ]
 
+    def unlearnable_columns(self) -> list[int]:
+        """Columns with cells to predict but no training pair leading into them."""
+        targets = {t for _, t in self.column_pairs()}
+        return sorted({j for _, j in self.queries} - targets)
+
     def known_words(self, column: int) -> list[Word]:
         return [row[column] for row in self.cells if row[column] is not None]
 
@@ -188,7 +193,9 @@ def _parse_json_problem(path: Path, text: str) -> Problem:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise Error(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+        raise Error(f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise Error(f"{path}: not a problem file: JSON nested too deeply") from None
     if not isinstance(doc, dict):
         raise Error(f"{path}: expected a JSON object with 'columns' and 'data'")
     columns = doc.get("columns")

@@ -451,11 +451,10 @@ def learn(
         if score == len(pairs):
             break
         started = time.perf_counter()
-        examples = [
-            ex
-            for word, tgt in zip(current, targets)
-            for ex in tagged_examples(word, tgt, features, options.alignment)
-        ]
+        examples = []
+        for word, tgt in zip(current, targets):
+            timer.check()  # alignment is quadratic in word length: bound it too
+            examples.extend(tagged_examples(word, tgt, features, options.alignment))
         seconds["alignment"] += time.perf_counter() - started
         started = time.perf_counter()
         pass_ = synthesize_pass(examples, features, options, timer)
