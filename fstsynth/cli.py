@@ -179,12 +179,11 @@ def apply(
         lines = words if words else [line.rstrip("\n") for line in sys.stdin]
         alphabet = set(model.alphabet)
         mismatches = []
-        out = []
-        for line in lines:
-            word = tokenize(line, alphabet)
-            prediction = pm.predict(word)
-            out.append(" ".join(prediction))
-            if check:
+        tokenized = [tokenize(line, alphabet) for line in lines]
+        predictions = model.with_tables(pm).predict_many(tokenized)
+        out = [" ".join(prediction) for prediction in predictions]
+        if check:
+            for word, prediction in zip(tokenized, predictions):
                 interpreted = pm.interpret(word, model.features)
                 if interpreted != prediction:
                     mismatches.append((word, prediction, interpreted))

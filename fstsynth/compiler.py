@@ -418,8 +418,8 @@ class Compiled:
         """Outputs for many words, through the deterministic tables when available."""
         if self.walker is None and self._passes is None:
             return [self.apply(word) for word in words]
-        walk = self.fast()
-        return [walk(self.map_unknown(word)) for word in words]
+        walk = self.fast()  # reads unseen tokens as UNK itself
+        return [walk(word) for word in words]
 
     def fast(self) -> "Walker":
         """The program's passes as deterministic tables (built once, on first use)."""
@@ -492,20 +492,32 @@ def _det_table(det: pynini.Fst, chunks: Mapping[int, tuple[int, ...]], subsequen
 
 
 class Walker:
-    """A compiled program run from Python dictionaries, one deterministic table per pass.
+    """A compiled program run from Python dictionaries: per-pass deterministic tables,
+    walked together through a lazily built product.
 
     Each pass is determinized as a function (it is one: DESIGN.md section 8) after its
-    multi-token outputs became single chunk labels, so a word is one dictionary lookup
-    per token per pass, with no FST composition. `Compiled.apply` stays the reference;
-    the tests compare the two."""
+    multi-token outputs became single chunk labels. The passes' tables are then composed
+    on demand: a product state is the tuple of the passes' states, and the first time an
+    input label is read in a product state, it is pushed through every pass and the
+    result (next product state, output tokens) is cached. A word then costs one
+    dictionary lookup per token, however many passes. `Compiled.apply` (the cascade FST)
+    stays the reference; the tests compare the two.
+    """
 
     def __init__(
-        self, tables: list[_Table], start: int, labels: Mapping[Token, int], tokens: Mapping[int, Token]
+        self, tables: list[_Table], start: int, unk: int, labels: Mapping[Token, int], tokens: Mapping[int, Token]
     ) -> None:
         self.tables = tables
         self.start = start
+        self.unk = unk
         self.labels = dict(labels)
         self.tokens = dict(tokens)
+        self._ids: dict[tuple[int, ...], int] = {}
+        self._states: list[tuple[int, ...]] = []
+        self._rows: list[dict[int, tuple[int, tuple[Token, ...]]]] = []
+        self._finals: list[tuple[Token, ...] | None | bool] = []
+        initial = self._intern(tuple(table[2] for table in tables))
+        self._init = self._step(initial, start)
 
     @classmethod
     def build(
@@ -526,30 +538,91 @@ class Walker:
             except Exception as exc:  # pynini raises a bare FstOpError
                 raise Error(f"a pass is not a function and cannot be determinized: {exc}") from exc
             tables.append(_det_table(det, chunks, subsequential))
-        return cls(tables, syms.plain(START_SYMBOL), labels, tokens)
+        return cls(tables, syms.plain(START_SYMBOL), syms.plain(UNK), labels, tokens)
+
+    # -- the lazy product
+
+    def _intern(self, states: tuple[int, ...]) -> int:
+        sid = self._ids.get(states)
+        if sid is None:
+            sid = self._ids[states] = len(self._states)
+            self._states.append(states)
+            self._rows.append({})
+            self._finals.append(False)  # not computed yet
+        return sid
+
+    def _as_tokens(self, labels: Sequence[int]) -> tuple[Token, ...]:
+        # The start symbol is in the last pass's output at the start position only.
+        return tuple(self.tokens[label] for label in labels if label != self.start)
+
+    def _step(self, sid: int, label: int) -> tuple[int, tuple[Token, ...]] | None:
+        """Push one input label through every pass (None: no transition)."""
+        states = list(self._states[sid])
+        seq: list[int] = [label]
+        for k, (trans, _final, _start) in enumerate(self.tables):
+            out: list[int] = []
+            state = states[k]
+            for lab in seq:
+                hit = trans[state].get(lab)
+                if hit is None:
+                    return None
+                state, emitted = hit
+                out += emitted
+            states[k] = state
+            seq = out
+        result = (self._intern(tuple(states)), self._as_tokens(seq))
+        self._rows[sid][label] = result
+        return result
+
+    def _final(self, sid: int) -> tuple[Token, ...] | None:
+        """What the passes still output when the word ends in product state `sid`."""
+        ends = self._finals[sid]
+        if ends is not False:
+            return ends  # type: ignore[return-value]
+        seq: list[int] = []
+        result: tuple[Token, ...] | None = None
+        for (trans, final, _start), state in zip(self.tables, self._states[sid]):
+            out: list[int] = []
+            for lab in seq:
+                hit = trans[state].get(lab)
+                if hit is None:
+                    break
+                state, emitted = hit
+                out += emitted
+            else:
+                tail = final[state]
+                if tail is not None:
+                    seq = out + list(tail)
+                    continue
+            break
+        else:
+            result = self._as_tokens(seq)
+        self._finals[sid] = result
+        return result
 
     def __call__(self, word: Sequence[Token]) -> Word:
-        """The output for a word of known tokens (map unseen ones to UNK first)."""
-        labels = self.labels
-        seq: list[int] = [self.start]
-        seq.extend(labels[t] for t in word)
-        for trans, final, state in self.tables:
-            out: list[int] = []
-            try:
-                for label in seq:
-                    state, emitted = trans[state][label]
-                    out += emitted
-            except KeyError:
-                raise Error(f"the transducer gives no output for {' '.join(word)!r}") from None
-            ends = final[state]
-            if ends is None:
-                raise Error(f"the transducer gives no output for {' '.join(word)!r}")
-            out += ends
-            seq = out
-        if not seq or seq[0] != self.start:
-            raise Error(f"the last pass lost the start symbol on {' '.join(word)!r}")
-        tokens = self.tokens
-        return tuple(tokens[label] for label in seq[1:])
+        """The output for a word; tokens the model never saw are read as UNK."""
+        labels, unk, rows = self.labels, self.unk, self._rows
+        sid, first = self._init if self._init is not None else (None, ())
+        if sid is None:
+            raise Error(f"the transducer gives no output for {' '.join(word)!r}")
+        out = list(first)
+        for tok in word:
+            label = labels.get(tok, unk)
+            hit = rows[sid].get(label)
+            if hit is None:
+                hit = self._step(sid, label)
+                if hit is None:
+                    raise Error(f"the transducer gives no output for {' '.join(word)!r}")
+            sid, emitted = hit
+            out += emitted
+        ends = self._finals[sid]
+        if ends is False:
+            ends = self._final(sid)
+        if ends is None:
+            raise Error(f"the transducer gives no output for {' '.join(word)!r}")
+        out += ends  # type: ignore[arg-type]
+        return tuple(out)
 
 
 def transduce(

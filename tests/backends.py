@@ -35,5 +35,5 @@ def run_with(
     if backend == "interpreter":
         return run(program, compiled.map_unknown(word), features)
     if backend == "tables":
-        return compiled.fast()(compiled.map_unknown(word))
+        return compiled.fast()(word)
     return compiled.apply(word)
