@@ -22,8 +22,9 @@ import typer
 from fstsynth.errors import UserError
 from fstsynth.fileio import check_writable
 from fstsynth.model import Model, load_model, learn_model
+from fstsynth.parallel import solve_files
 from fstsynth.problem import Problem, load_problem, nfc
-from fstsynth.solve import SolveReport, solve_problem, write_answers
+from fstsynth.solve import SolveReport, write_answers
 from fstsynth.synthesis import Options
 
 app = typer.Typer(
@@ -233,10 +234,10 @@ def apply(
         lines = _argument_words(words) if words else _stdin_lines()
         alphabet = set(model.alphabet)
         mismatches = []
+        tokenized = [tokenize(line, alphabet) for line in lines]
+        predictions = model.with_tables(pm).predict_many(tokenized)
         out = []
-        for line in lines:
-            word = tokenize(line, alphabet)
-            prediction = pm.predict(word)
+        for word, prediction in zip(tokenized, predictions):
             out.append(" ".join(prediction))
             if trace:
                 from exporters.spe import derivation
@@ -350,6 +351,9 @@ def solve(
     check: bool = typer.Option(
         False, "--check", help="Also run the interpreter on every answer; exit 1 on any difference."
     ),
+    jobs: int = typer.Option(
+        1, "--jobs", "-j", min=1, help="Worker processes (problems are spread over them; same answers)."
+    ),
 ) -> None:
     """Fill every `?` of each problem and write an answer file of the same name in OUT."""
 
@@ -365,19 +369,22 @@ def solve(
         started = time.perf_counter()
         total_mismatches = 0
         failures = 0
-        for path in files:
-            try:
-                problem = load_problem(path)
-            except UserError as exc:
-                typer.echo(f"fstsynth: error: {exc}", err=True)
+        for result in solve_files(files, options, check=check, jobs=jobs):
+            path = result.path
+            if result.problem is None:
+                typer.echo(f"fstsynth: error: {result.load_error}", err=True)
                 failures += 1
                 continue
-            try:
-                report = solve_problem(problem, options, check=check)
-            except UserError as exc:
-                typer.echo(f"fstsynth: {path.name}: cannot learn ({exc}); writing best guesses", err=True)
+            problem = result.problem
+            if result.report is None:
+                typer.echo(
+                    f"fstsynth: {path.name}: cannot learn ({result.learn_error}); writing best guesses",
+                    err=True,
+                )
                 report = _fallback_report(problem)
                 failures += 1
+            else:
+                report = result.report
             write_answers(problem, report, out)
             mism = report.mismatches
             total_mismatches += len(mism)

@@ -365,8 +365,23 @@ class _PassCompiler:
         for label in sorted(self.real):
             realization.append((label, self._output(label, Identity(), None)))
         realization.extend(sorted(self.realize.items()))
+        self.marked = fst
+        self.realization = realization
         fst = pynini.compose(fst, _label_map(realization, star=True))
         return fst.optimize()
+
+    def chunked(self) -> tuple[pynini.Fst, dict[int, tuple[int, ...]]]:
+        """The pass with every multi-token output as one chunk label (no input epsilons,
+        so it can be determinized as a function), and what each chunk label stands for."""
+        chunks: dict[int, tuple[int, ...]] = {}
+        pairs: list[tuple[int, Sequence[int]]] = []
+        for label, outs in self.realization:
+            if len(outs) > 1:
+                chunk = self.syms.internal(("chunk", tuple(outs)))
+                chunks[chunk] = tuple(outs)
+                outs = [chunk]
+            pairs.append((label, outs))
+        return pynini.compose(self.marked, _label_map(pairs, star=True)).optimize(), chunks
 
 
 def _symbol_for(syms: _Symbols, tok: Token, tag: Transformation | None) -> int:
@@ -385,6 +400,9 @@ class Compiled:
     fst: pynini.Fst
     symbols: pynini.SymbolTable
     seconds: float = 0.0
+    _passes: "list[_PassCompiler] | None" = field(default=None, repr=False)
+    _syms: "_Symbols | None" = field(default=None, repr=False)
+    walker: "Walker | None" = field(default=None, init=False, repr=False)
     labels: dict[Token, int] = field(init=False, repr=False)
     tokens: dict[int, Token] = field(init=False, repr=False)
 
@@ -406,6 +424,216 @@ class Compiled:
 
     def apply(self, word: Sequence[Token]) -> Word:
         return transduce(self.fst, self.labels, self.tokens, self.map_unknown(word))
+
+    def apply_many(self, words: Iterable[Sequence[Token]]) -> list[Word]:
+        """Outputs for many words, through the deterministic tables when available."""
+        if self.walker is None and self._passes is None:
+            return [self.apply(word) for word in words]
+        walk = self.fast()  # reads unseen tokens as UNK itself
+        return [walk(word) for word in words]
+
+    def fast(self) -> "Walker":
+        """The program's passes as deterministic tables (built once, on first use)."""
+        if self.walker is None:
+            if self._passes is None:
+                raise Error("this transducer was loaded without its passes; recompile the program")
+            self.walker = Walker.build(self._passes, self._syms, self.labels, self.tokens)
+            self._passes = None  # the tables replace the pass compilers
+        return self.walker
+
+
+_Table = tuple[list[dict[int, tuple[int, tuple[int, ...]]]], list["tuple[int, ...] | None"], int]
+
+
+def _det_table(det: pynini.Fst, chunks: Mapping[int, tuple[int, ...]], subsequential: int) -> _Table:
+    """Transition tables of a deterministic FST: per state, input label -> (next state,
+    output labels with chunks expanded), and the output emitted when the word ends there
+    (None: the word may not end there). Arcs with an epsilon input occur only on the
+    single-arc chains determinization makes for outputs longer than one label (final
+    outputs chain on the subsequential label instead); they are followed here so that
+    every table entry consumes exactly one input label.
+
+    The arcs are read from the FST's text form: iterating `Fst.arcs` from Python costs
+    about 50 microseconds an arc here, parsing the text about 2."""
+    det = det.copy()
+    det.set_input_symbols(None)
+    det.set_output_symbols(None)
+    n = det.num_states()
+    arcs: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
+    is_final = [False] * n
+    for line in str(det).splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 4:
+            src, dst, ilabel, olabel = int(fields[0]), int(fields[1]), int(fields[2]), int(fields[3])
+            arcs[src].append((ilabel, olabel, dst))
+        elif fields[0]:
+            is_final[int(fields[0])] = True
+
+    def expand(olabel: int) -> tuple[int, ...]:
+        return chunks.get(olabel, (olabel,)) if olabel else ()
+
+    def follow(state: int, out: tuple[int, ...], chain: int) -> tuple[int, tuple[int, ...]]:
+        while not is_final[state]:
+            here = arcs[state]
+            if len(here) != 1 or here[0][0] != chain:
+                break
+            out += expand(here[0][1])
+            state = here[0][2]
+        return state, out
+
+    trans: list[dict[int, tuple[int, tuple[int, ...]]]] = []
+    final: list[tuple[int, ...] | None] = []
+    for state in range(n):
+        row: dict[int, tuple[int, tuple[int, ...]]] = {}
+        ends: tuple[int, ...] | None = () if is_final[state] else None
+        for ilabel, olabel, dst in arcs[state]:
+            if ilabel == 0:
+                continue  # the inside of an output chain (see `follow`)
+            chain = subsequential if ilabel == subsequential else 0
+            nxt, out = follow(dst, expand(olabel), chain)
+            if ilabel == subsequential:
+                if not is_final[nxt]:
+                    raise Error("a final-output arc leads to a non-final state")
+                ends = out
+            else:
+                row[ilabel] = (nxt, out)
+        trans.append(row)
+        final.append(ends)
+    return trans, final, det.start()
+
+
+class Walker:
+    """A compiled program run from Python dictionaries: per-pass deterministic tables,
+    walked together through a lazily built product.
+
+    Each pass is determinized as a function (it is one: DESIGN.md section 8) after its
+    multi-token outputs became single chunk labels. The passes' tables are then composed
+    on demand: a product state is the tuple of the passes' states, and the first time an
+    input label is read in a product state, it is pushed through every pass and the
+    result (next product state, output tokens) is cached. A word then costs one
+    dictionary lookup per token, however many passes. `Compiled.apply` (the cascade FST)
+    stays the reference; the tests compare the two.
+    """
+
+    def __init__(
+        self, tables: list[_Table], start: int, unk: int, labels: Mapping[Token, int], tokens: Mapping[int, Token]
+    ) -> None:
+        self.tables = tables
+        self.start = start
+        self.unk = unk
+        self.labels = dict(labels)
+        self.tokens = dict(tokens)
+        self._ids: dict[tuple[int, ...], int] = {}
+        self._states: list[tuple[int, ...]] = []
+        self._rows: list[dict[int, tuple[int, tuple[Token, ...]]]] = []
+        self._finals: list[tuple[Token, ...] | None | bool] = []
+        initial = self._intern(tuple(table[2] for table in tables))
+        self._init = self._step(initial, start)
+
+    @classmethod
+    def build(
+        cls,
+        passes: "list[_PassCompiler]",
+        syms: "_Symbols",
+        labels: Mapping[Token, int],
+        tokens: Mapping[int, Token],
+    ) -> "Walker":
+        subsequential = syms.internal(("subsequential",))
+        tables = []
+        for pc in passes:
+            chunked, chunks = pc.chunked()
+            try:
+                det = pynini.determinize(
+                    chunked, det_type="functional", subsequential_label=subsequential
+                )
+            except Exception as exc:  # pynini raises a bare FstOpError
+                raise Error(f"a pass is not a function and cannot be determinized: {exc}") from exc
+            tables.append(_det_table(det, chunks, subsequential))
+        return cls(tables, syms.plain(START_SYMBOL), syms.plain(UNK), labels, tokens)
+
+    # -- the lazy product
+
+    def _intern(self, states: tuple[int, ...]) -> int:
+        sid = self._ids.get(states)
+        if sid is None:
+            sid = self._ids[states] = len(self._states)
+            self._states.append(states)
+            self._rows.append({})
+            self._finals.append(False)  # not computed yet
+        return sid
+
+    def _as_tokens(self, labels: Sequence[int]) -> tuple[Token, ...]:
+        # The start symbol is in the last pass's output at the start position only.
+        return tuple(self.tokens[label] for label in labels if label != self.start)
+
+    def _step(self, sid: int, label: int) -> tuple[int, tuple[Token, ...]] | None:
+        """Push one input label through every pass (None: no transition)."""
+        states = list(self._states[sid])
+        seq: list[int] = [label]
+        for k, (trans, _final, _start) in enumerate(self.tables):
+            out: list[int] = []
+            state = states[k]
+            for lab in seq:
+                hit = trans[state].get(lab)
+                if hit is None:
+                    return None
+                state, emitted = hit
+                out += emitted
+            states[k] = state
+            seq = out
+        result = (self._intern(tuple(states)), self._as_tokens(seq))
+        self._rows[sid][label] = result
+        return result
+
+    def _final(self, sid: int) -> tuple[Token, ...] | None:
+        """What the passes still output when the word ends in product state `sid`."""
+        ends = self._finals[sid]
+        if ends is not False:
+            return ends  # type: ignore[return-value]
+        seq: list[int] = []
+        result: tuple[Token, ...] | None = None
+        for (trans, final, _start), state in zip(self.tables, self._states[sid]):
+            out: list[int] = []
+            for lab in seq:
+                hit = trans[state].get(lab)
+                if hit is None:
+                    break
+                state, emitted = hit
+                out += emitted
+            else:
+                tail = final[state]
+                if tail is not None:
+                    seq = out + list(tail)
+                    continue
+            break
+        else:
+            result = self._as_tokens(seq)
+        self._finals[sid] = result
+        return result
+
+    def __call__(self, word: Sequence[Token]) -> Word:
+        """The output for a word; tokens the model never saw are read as UNK."""
+        labels, unk, rows = self.labels, self.unk, self._rows
+        sid, first = self._init if self._init is not None else (None, ())
+        if sid is None:
+            raise Error(f"the transducer gives no output for {' '.join(word)!r}")
+        out = list(first)
+        for tok in word:
+            label = labels.get(tok, unk)
+            hit = rows[sid].get(label)
+            if hit is None:
+                hit = self._step(sid, label)
+                if hit is None:
+                    raise Error(f"the transducer gives no output for {' '.join(word)!r}")
+            sid, emitted = hit
+            out += emitted
+        ends = self._finals[sid]
+        if ends is False:
+            ends = self._final(sid)
+        if ends is None:
+            raise Error(f"the transducer gives no output for {' '.join(word)!r}")
+        out += ends  # type: ignore[arg-type]
+        return tuple(out)
 
 
 def transduce(
@@ -456,13 +684,13 @@ def compile_program(
     cascade = frame
     passes = program.passes
     in_tags: list[Transformation | None] = [None]
+    pass_compilers: list[_PassCompiler] = []
     for k, pass_ in enumerate(passes):
         last = k == len(passes) - 1
         next_tags = referenced_tags(passes[k + 1]) if not last else set()
-        compiled = _PassCompiler(pass_, in_tags, next_tags, token_list, features, syms, last).compile(
-            deadline
-        )
-        cascade = pynini.compose(cascade, compiled)
+        pc = _PassCompiler(pass_, in_tags, next_tags, token_list, features, syms, last)
+        cascade = pynini.compose(cascade, pc.compile(deadline))
+        pass_compilers.append(pc)
         in_tags = [None, *sorted(next_tags, key=str)]
     # Unframe: drop <s>.
     unframe = _label_map([(start, [])], star=False)
@@ -472,7 +700,7 @@ def compile_program(
     external = syms.external
     cascade.set_input_symbols(external)
     cascade.set_output_symbols(external)
-    return Compiled(cascade, external, time.perf_counter() - started)
+    return Compiled(cascade, external, time.perf_counter() - started, pass_compilers, syms)
 
 
 def _program_tokens(program: Program) -> set[Token]:

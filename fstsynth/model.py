@@ -102,6 +102,16 @@ class PairModel:
             ) from None
         return restore_unknown(word, mapped, output)
 
+    def predict_many(self, words: Sequence[Sequence[Token]]) -> list[Word]:
+        """`predict` for many words at once, through the transducer's deterministic tables
+        when it has them (see `Model.with_tables`), else through the cascade."""
+        outputs = self.compiled.apply_many(words)
+        # restore_unknown changes nothing when the output has no UNK: skip it then.
+        return [
+            restore_unknown(w, self.compiled.map_unknown(w), o) if UNK in o else o
+            for w, o in zip(words, outputs)
+        ]
+
     def interpret(self, word: Sequence[Token], features: Mapping) -> Word:
         mapped = self.compiled.map_unknown(word)
         return restore_unknown(word, mapped, run(self.program, mapped, features))
@@ -156,6 +166,21 @@ class Model:
                 f"({', '.join(self.pair_names())})"
             )
         return matches[0]
+
+    def with_tables(self, pm: PairModel) -> PairModel:
+        """Give a loaded pair model its per-pass tables for fast `predict_many`.
+
+        The FAR keeps only the composed cascade, and the tables are built per pass, so the
+        program is compiled again (same program, same alphabet: the same symbols; this is
+        checked). Costs start-up time once; a freshly learned model needs nothing."""
+        compiled = pm.compiled
+        if compiled.walker is not None or compiled._passes is not None:
+            return pm
+        fresh = compile_program(pm.program, self.alphabet, self.features)
+        if fresh.labels != compiled.labels:
+            raise Error("the recompiled program's symbols differ from the saved transducer's")
+        compiled._passes, compiled._syms = fresh._passes, fresh._syms
+        return pm
 
     def pair_names(self) -> list[str]:
         return [f"{self.columns[s]} -> {self.columns[t]}" for s, t in sorted(self.pairs)]

@@ -9,7 +9,8 @@ from fstsynth.compiler import compile_program
 from fstsynth.dsl import Program
 from fstsynth.interpreter import run
 
-BACKENDS = ("interpreter", "transducer")
+#: "tables" is the transducer walked as per-pass deterministic tables (`Compiled.fast`).
+BACKENDS = ("interpreter", "transducer", "tables")
 
 
 def _freeze(features: Mapping[str, Mapping[str, bool]]):
@@ -33,4 +34,6 @@ def run_with(
     compiled = _compiled(program, tuple(sorted(set(alphabet) | set(word))), _freeze(features))
     if backend == "interpreter":
         return run(program, compiled.map_unknown(word), features)
+    if backend == "tables":
+        return compiled.fast()(word)
     return compiled.apply(word)

@@ -66,7 +66,7 @@ def test_solve_goes_on_after_a_bad_problem(tmp_path):
     result = invoke("solve", problems, "--out", tmp_path / "out")
     assert result.exit_code == 0
     assert (tmp_path / "out" / "b_good.json").is_file()
-    assert "a_bad.json: line 1: not valid JSON" in result.output
+    assert "a_bad.json: line 1, column 2: not valid JSON" in result.output
 
 
 @pytest.mark.parametrize(
@@ -99,6 +99,6 @@ def test_tsv_line_without_tab(tmp_path):
 
 def test_missing_model_and_bad_variant(tmp_path):
     result = invoke("apply", tmp_path / "none", "a")
-    assert result.exit_code == 2 and "not a model directory" in result.output
+    assert result.exit_code == 2 and "no such model directory" in result.output
     result = invoke("learn", DATA / "plural.tsv", "-o", tmp_path / "m", "--variant", "fancy")
     assert result.exit_code == 2 and "variant must be one of" in result.output

@@ -94,7 +94,7 @@ def test_newer_version_and_damage_are_refused(paradigm_model, tmp_path):
     far.write_bytes(far.read_bytes()[:100])
     with pytest.raises(Error, match="damaged"):
         load_model(target)
-    with pytest.raises(Error, match="not a model directory"):
+    with pytest.raises(Error, match="no such model directory"):
         load_model(tmp_path / "nothing")
 
 

@@ -60,7 +60,7 @@ def test_split_graphemes_keeps_combining_marks():
 @pytest.mark.parametrize(
     "name, content, message",
     [
-        ("bad.json", "{not json", "p/bad.json: line 1: not valid JSON"),
+        ("bad.json", "{not json", "p/bad.json: line 1, column 2: not valid JSON"),
         ("ragged.json", doc([["a", "b"], ["a", "b", "c"]]), "row 2: has 3 cells, expected 2"),
         ("short.json", doc([["a"]]), "row 1: has 1 cells, expected 2"),
         ("cell.json", doc([["a", 3]]), "row 1, column 2: cell must be a string, got int"),

@@ -1,0 +1,118 @@
+"""Seeded random programs and words: for backend-agreement tests and self-consistency.
+
+Public API:
+    ALPHABET, FEATURES
+    random_program(rng, *, passes, max_rules, max_conjuncts, window) -> Program
+    random_word(rng, alphabet, min_len, max_len) -> Word
+
+The programs use every construct of the DSL (DESIGN.md section 3) over a small
+alphabet with `vowel`/`voice` features, so the same generator serves the
+interpreter/transducer comparisons and the "learn back a random program" benchmark.
+Everything is drawn from the `random.Random` passed in: same seed, same programs.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Sequence
+
+from fstsynth.dsl import (
+    BOUNDARY,
+    CopyInsert,
+    CopyReplace,
+    Delete,
+    Identity,
+    Insert,
+    Is,
+    IsToken,
+    Not,
+    Pass,
+    Predicate,
+    Program,
+    ReplaceAnyBy,
+    ReplaceBy,
+    Rule,
+    Transformation,
+    TransformationApplied,
+)
+
+Token = str
+Word = tuple[Token, ...]
+
+FEATURES: dict[Token, dict[str, bool]] = {
+    "a": {"vowel": True, "voice": True},
+    "i": {"vowel": True, "voice": True},
+    "u": {"vowel": True, "voice": True},
+    "p": {"vowel": False, "voice": False},
+    "t": {"vowel": False, "voice": False},
+    "k": {"vowel": False, "voice": False},
+    "b": {"vowel": False, "voice": True},
+    "d": {"vowel": False, "voice": True},
+    "s": {"vowel": False, "voice": False},
+    "n": {"vowel": False, "voice": True},
+}
+ALPHABET: tuple[Token, ...] = tuple(FEATURES)
+
+
+def random_word(rng: random.Random, alphabet: Sequence[Token], min_len: int = 1, max_len: int = 8) -> Word:
+    return tuple(rng.choice(alphabet) for _ in range(rng.randint(min_len, max_len)))
+
+
+def _atom(
+    rng: random.Random, window: int, tags: Sequence[Transformation], features: Sequence[str]
+) -> Predicate:
+    offset = rng.randint(-window, window)
+    kind = rng.random()
+    if kind < 0.45:
+        pred: Predicate = IsToken(rng.choice(ALPHABET), offset)
+    elif kind < 0.6 and offset != 0:
+        pred = IsToken(BOUNDARY, offset)
+    elif kind < 0.85 or not tags:
+        pred = Is(rng.choice(features), offset)
+    else:
+        pred = TransformationApplied(rng.choice(tags), offset)
+    return Not(pred) if rng.random() < 0.2 else pred
+
+
+def _transformation(rng: random.Random, window: int) -> Transformation:
+    kind = rng.randrange(7)
+    tokens = tuple(rng.choice(ALPHABET) for _ in range(rng.choice((1, 1, 2))))
+    if kind == 0:
+        return ReplaceBy(rng.choice(ALPHABET), tokens)
+    if kind == 1:
+        return ReplaceAnyBy(tokens)
+    if kind == 2:
+        return Insert(tokens)
+    if kind == 3:
+        return Delete()
+    offset = rng.choice([k for k in range(-window, window + 1) if k != 0] or [1])
+    if kind == 4:
+        return CopyReplace(offset)
+    if kind == 5:
+        return CopyInsert(rng.choice((0, offset)))
+    return Identity()
+
+
+def random_program(
+    rng: random.Random,
+    *,
+    passes: int = 1,
+    max_rules: int = 4,
+    max_conjuncts: int = 2,
+    window: int = 2,
+    features: Sequence[str] = ("vowel", "voice"),
+) -> Program:
+    """A program of `passes` passes, each of 1..max_rules rules of 0..max_conjuncts
+    predicates; later passes may test the transformations of the pass before."""
+    out: list[Pass] = []
+    tags: list[Transformation] = []
+    for _ in range(passes):
+        rules = []
+        for _ in range(rng.randint(1, max_rules)):
+            preds = tuple(
+                _atom(rng, window, tags, features) for _ in range(rng.randint(0, max_conjuncts))
+            )
+            rules.append(Rule(preds, _transformation(rng, window)))
+        out.append(Pass(tuple(rules)))
+        tags = [r.transformation for r in rules] + [Identity()]
+    return Program(tuple(out))
