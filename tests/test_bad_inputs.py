@@ -328,3 +328,52 @@ def test_debug_shows_the_traceback(tmp_path):
     result = runner.invoke(app, ["--debug", "learn", str(tmp_path / "nope.tsv"), "-o", str(tmp_path / "m")])
     assert result.exit_code != 0
     assert result.exc_info is not None and result.exc_info[0].__name__ == "Error"
+
+
+# ------------------------------------------------------------------ more structure
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("[1, 2]", "expected a JSON object with 'columns' and 'data'"),
+        ('{"columns": ["a", "b"]}', "'data' must be a non-empty list of rows"),
+        ('{"columns": ["a"], "data": [["x"]]}', "a problem needs at least two columns, found 1"),
+        ('{"columns": "a b", "data": [["x", "y"]]}', "'columns' must be a list of strings"),
+        ('{"columns": ["a", "b"], "data": ["x y"]}', "row 1: a row must be a list of cells"),
+        ('{"columns": ["a", "b"], "data": [["x", "y"]], "features": {"x": {"f": 1}}}',
+         "features of token 'x' must map names to true/false"),
+        ('{"a": ' * 100_000 + "1" + "}" * 100_000, "not a problem file: JSON nested too deeply"),
+    ],
+    ids=["list", "no-data", "one-column", "columns-string", "row-string", "features", "deep"],
+)
+def test_json_structure(tmp_path, content, message):
+    path = tmp_path / "p.json"
+    path.write_text(content)
+    assert_error(["learn", path, "-o", tmp_path / "m"], f"{path}: {message}")
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("?\tp a\n", "line 1: the source cannot be unknown"),
+        ("p a\t \n", "line 1: empty target"),
+    ],
+)
+def test_tsv_cells(tmp_path, content, message):
+    path = tmp_path / "p.tsv"
+    path.write_text(content)
+    assert_error(["learn", path, "-o", tmp_path / "m"], f"{path}: {message}")
+
+
+def test_features_file_not_json(tmp_path):
+    features = tmp_path / "f.json"
+    features.write_text('{"a": {"vowel": true},\n}')
+    assert_error(
+        ["learn", Path(__file__).parent.parent / "data" / "plural.tsv", "--features", features, "-o", tmp_path / "m"],
+        f"{features}: line 2, column 1: not valid JSON: Expecting property name enclosed in double quotes",
+    )
+
+
+def test_problem_path_is_a_directory(tmp_path):
+    assert_error(["learn", tmp_path, "-o", tmp_path / "m"], f"{tmp_path}: is a directory, not a problem file")

@@ -1,0 +1,179 @@
+"""Issue #6: nothing is lost. A run killed mid-way leaves the previous output intact.
+
+`learn` runs as a real subprocess on a problem big enough to take a few seconds; it is
+interrupted with SIGINT (clean exit 130, no temporaries left) and, separately, killed
+with SIGKILL (no chance to clean up: only hidden `.NAME.tmp-PID-*` entries may remain,
+and the next run removes them). A child killed inside `fileio.atomic_directory` between
+the two renames of the fallback swap is recovered by the next write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from fstsynth import fileio
+from fstsynth.model import load_model
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def big_problem(path: Path) -> Path:
+    """Three columns of 60-token words (six column pairs): several seconds of learning."""
+    rng = random.Random(0)
+    letters = "p t k b d g a e i o u m n s l r".split()
+    rows = []
+    for _ in range(60):
+        word = [rng.choice(letters) for _ in range(60)]
+        suffix = "z" if word[-1] in "bdgmnlraeiou" else "s"
+        rows.append([" ".join(word), " ".join(word + [suffix]), " ".join(["a", "m"] + word)])
+    path.write_text(json.dumps({"columns": ["stem", "plural", "my"], "data": rows}), encoding="utf-8")
+    return path
+
+
+def learn(args: list, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "fstsynth", "learn", *map(str, args)],
+        cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs,
+    )
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+@pytest.fixture
+def previous_model(tmp_path) -> tuple[Path, dict[str, bytes]]:
+    out = tmp_path / "model"
+    proc = learn([ROOT / "data" / "plural.tsv", "-o", out])
+    assert proc.wait(timeout=300) == 0, proc.stderr.read()
+    return out, snapshot(out)
+
+
+def start_and_signal(problem: Path, out: Path, sig: int) -> subprocess.Popen:
+    """Start learning into `out` and send `sig` once learning is under way."""
+    proc = learn([problem, "-o", out])
+    assert proc.stderr is not None
+    line = proc.stderr.readline()  # "  [0/6] stem -> plural": learning has started
+    assert "[0/6]" in line, line + proc.stderr.read()
+    time.sleep(1.0)
+    assert proc.poll() is None, "learning finished before the signal: make the problem bigger"
+    proc.send_signal(sig)
+    proc.wait(timeout=120)
+    return proc
+
+
+def test_sigint_keeps_previous_model_and_leaves_nothing(tmp_path, previous_model):
+    out, before = previous_model
+    proc = start_and_signal(big_problem(tmp_path / "big.json"), out, signal.SIGINT)
+    assert proc.returncode == 130
+    assert "fstsynth: interrupted; files being written were left as they were" in proc.stderr.read()
+    assert snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json", "model"]
+    assert load_model(out).pair().predict(("k", "a", "t")) == ("k", "a", "t", "s")
+
+
+def test_sigkill_keeps_previous_model_and_next_run_cleans_up(tmp_path, previous_model):
+    out, before = previous_model
+    problem = big_problem(tmp_path / "big.json")
+    proc = start_and_signal(problem, out, signal.SIGKILL)
+    assert proc.returncode == -signal.SIGKILL
+    assert snapshot(out) == before
+    leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name not in ("big.json", "model"))
+    # Only hidden temporaries named after the target and the dead process.
+    assert all(name.startswith(f".model.tmp-{proc.pid}-") for name in leftovers), leftovers
+    # The next run removes them (the process that made them is gone).
+    again = learn([ROOT / "data" / "plural.tsv", "-o", out])
+    assert again.wait(timeout=300) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json", "model"]
+    assert snapshot(out) == before  # same input, same model
+
+
+def test_temporaries_of_a_live_process_are_left_alone(tmp_path):
+    live = tmp_path / f".model.tmp-{os.getpid()}-abc"
+    live.mkdir()
+    dead_pid = _dead_pid()
+    dead = tmp_path / f".model.tmp-{dead_pid}-abc"
+    dead.mkdir()
+    with fileio.atomic_directory(tmp_path / "model") as tmp:
+        (tmp / "f").write_text("x")
+    assert live.exists() and not dead.exists()
+    assert (tmp_path / "model" / "f").read_text() == "x"
+    assert oct((tmp_path / "model").stat().st_mode & 0o777) != oct(0o700)  # not mkdtemp's private mode
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_killed_between_fallback_renames_is_recovered(tmp_path):
+    """Without renameat2 exchange, a swap is two renames; a SIGKILL between them leaves
+    no directory under the name. The next write puts the previous version back."""
+    target = tmp_path / "model"
+    fileio.atomic_write_text(tmp_path / "unrelated.txt", "keep me")
+    with fileio.atomic_directory(target) as tmp:
+        (tmp / "version").write_text("previous")
+    child = textwrap.dedent(
+        f"""
+        import os, sys, time
+        from fstsynth import fileio
+        fileio._exchange = lambda a, b: False
+        real_rename = os.rename
+        def slow_rename(a, b):
+            real_rename(a, b)
+            if ".old-" in str(b):
+                print("between", flush=True)
+                time.sleep(60)
+        os.rename = slow_rename
+        with fileio.atomic_directory({str(target)!r}) as tmp:
+            (tmp / "version").write_text("new")
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", child], cwd=ROOT, env=ENV, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "between\n"
+    proc.kill()
+    proc.wait()
+    assert not target.exists()  # the window this test is about
+    with fileio.atomic_directory(tmp_path / "other"):
+        pass  # a write elsewhere does not touch it
+    assert not target.exists()
+    fileio._clean_stale(tmp_path, "model")  # what the next write to "model" does first
+    assert (target / "version").read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "other", "unrelated.txt"]
+
+
+def test_atomic_write_killed_mid_write_leaves_old_file(tmp_path):
+    target = tmp_path / "answers.json"
+    target.write_text("old answers")
+    child = textwrap.dedent(
+        f"""
+        import time
+        from fstsynth import fileio
+        with fileio.temporary_file({str(target)!r}) as tmp:
+            tmp.write_text("half")
+            print("writing", flush=True)
+            time.sleep(60)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", child], cwd=ROOT, env=ENV, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "writing\n"
+    proc.kill()
+    proc.wait()
+    assert target.read_text() == "old answers"
+    stray = [p.name for p in tmp_path.iterdir() if p != target]
+    assert len(stray) == 1 and stray[0].startswith(f".answers.json.tmp-{proc.pid}-")
+    fileio.atomic_write_text(target, "new answers")
+    assert [p.name for p in tmp_path.iterdir()] == ["answers.json"]
+    assert target.read_text() == "new answers"

@@ -1,0 +1,84 @@
+"""Issue #6: bounded work. Pathological inputs stop at a documented limit, with a clear
+message, and `--time-limit` bounds each column pair (alignment, synthesis, compilation).
+The limits are in the README's "Limits" section and in `fstsynth.model`."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from fstsynth.cli import app
+from fstsynth.model import MAX_ALPHABET, MAX_COLUMN_PAIRS, Error, learn_model
+from fstsynth.problem import Problem
+from fstsynth.synthesis import Options
+
+runner = CliRunner()
+
+
+def cli_error(args: list) -> str:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == 2 and "Traceback" not in result.stdout + result.stderr
+    return result.stderr
+
+
+def test_hundreds_of_columns(tmp_path):
+    columns = [f"c{k}" for k in range(200)]
+    rows = [[f"a b{k}" for k in range(200)], [f"b a{k}" for k in range(200)]]
+    path = tmp_path / "wide.json"
+    path.write_text(json.dumps({"columns": columns, "data": rows}))
+    started = time.monotonic()
+    err = cli_error(["learn", path, "-o", tmp_path / "m"])
+    assert err == (
+        f"fstsynth: error: wide: 39800 column pairs to learn (200 columns); fstsynth learns "
+        f"at most {MAX_COLUMN_PAIRS} in one run: split the table\n"
+    )
+    assert time.monotonic() - started < 30  # refused up front, not after hours
+
+
+def test_thousands_of_distinct_tokens(tmp_path):
+    path = tmp_path / "many.tsv"
+    path.write_text("".join(f"x{k} a\tx{k} a s\n" for k in range(1500)))
+    err = cli_error(["learn", path, "-o", tmp_path / "m"])
+    assert err == (
+        f"fstsynth: error: many: 1502 distinct tokens; fstsynth handles at most {MAX_ALPHABET} "
+        "(are the words split into tokens with spaces?)\n"
+    )
+
+
+def reduplication(n_tokens: int) -> Problem:
+    """Copy the first token: learning is quick, compiling the copy rule over n tokens is
+    not (measured: 300 tokens, 2 s to learn and 22 s to compile)."""
+    toks = [f"x{k}" for k in range(n_tokens)]
+    cells = tuple(
+        ((toks[k], toks[(k + 1) % n_tokens], "a"), (toks[k], toks[k], toks[(k + 1) % n_tokens], "a"))
+        for k in range(n_tokens)
+    )
+    return Problem("redup", ("s", "t"), cells, (), directed=True)
+
+
+def test_time_limit_stops_a_long_compilation():
+    problem = reduplication(300)
+    limit = 3.0
+    started = time.monotonic()
+    with pytest.raises(Error) as info:
+        learn_model(problem, Options(time_limit=limit))
+    elapsed = time.monotonic() - started
+    assert str(info.value) in (
+        "redup: column pair s -> t: time limit reached while compiling the rules (raise --time-limit)",
+        "redup: column pair s -> t: time limit reached while learning (raise --time-limit)",
+    )
+    # Overshoot is one step (one alignment, one rewrite rule): generous on a loaded machine.
+    assert elapsed < limit + 8, elapsed
+
+
+def test_time_limit_stops_alignment_of_long_words():
+    word = ("k", "a", "t") * 300  # 900 tokens: about 2 s of alignment per pair
+    pairs = tuple(((word + (str(k),)), (word + (str(k), "s"))) for k in range(20))
+    problem = Problem("long", ("s", "t"), pairs, (), directed=True)
+    started = time.monotonic()
+    with pytest.raises(Error, match=r"^long: column pair s -> t: time limit reached while learning"):
+        learn_model(problem, Options(time_limit=1.0))
+    assert time.monotonic() - started < 1.0 + 8
