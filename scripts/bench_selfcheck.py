@@ -13,10 +13,8 @@ held-out agreement, and learning time (mean and worst).
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -24,9 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchutil import table, write_json  # noqa: E402
 
-from fstsynth.interpreter import run  # noqa: E402
-from fstsynth.random_programs import ALPHABET, FEATURES, random_program, random_word  # noqa: E402
-from fstsynth.synthesis import Options, learn  # noqa: E402
+from fstsynth.random_programs import learn_back  # noqa: E402
 
 SETTINGS = {
     # name: (passes, max_rules, max_conjuncts)
@@ -34,27 +30,6 @@ SETTINGS = {
     "1 pass, <=4 rules, <=2 conjuncts": (1, 4, 2),
     "2 passes, <=3 rules, <=2 conjuncts": (2, 3, 2),
 }
-
-
-def check_one(seed: int, passes: int, max_rules: int, max_conjuncts: int, n_train: int, n_heldout: int) -> dict:
-    """Generate, learn back, and score one random program."""
-    rng = random.Random(seed)
-    program = random_program(rng, passes=passes, max_rules=max_rules, max_conjuncts=max_conjuncts)
-    train_words = [random_word(rng, ALPHABET, 1, 7) for _ in range(n_train)]
-    heldout = [random_word(rng, ALPHABET, 1, 7) for _ in range(n_heldout)]
-    pairs = [(w, run(program, w, FEATURES)) for w in train_words]
-    started = time.perf_counter()
-    result = learn(pairs, FEATURES, Options())
-    seconds = time.perf_counter() - started
-    agree = sum(run(result.program, w, FEATURES) == run(program, w, FEATURES) for w in heldout)
-    return {
-        "seed": seed,
-        "program": str(program),
-        "learned": str(result.program),
-        "train_reproduced": result.train_correct == len(pairs),
-        "heldout_agreement": agree / len(heldout),
-        "seconds": seconds,
-    }
 
 
 def main() -> None:
@@ -69,7 +44,8 @@ def main() -> None:
     rows, results = [], {}
     for name, (passes, max_rules, max_conj) in SETTINGS.items():
         runs = [
-            check_one(args.seed + k, passes, max_rules, max_conj, args.train, args.heldout)
+            learn_back(args.seed + k, passes=passes, max_rules=max_rules, max_conjuncts=max_conj,
+                       n_train=args.train, n_heldout=args.heldout)
             for k in range(args.programs)
         ]
         results[name] = runs
