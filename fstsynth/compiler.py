@@ -62,6 +62,12 @@ BOS_LABEL, EOS_LABEL = 0xF8FE, 0xF8FF  # the labels cdrewrite reserves for [BOS]
 
 _ONE = pynini.Weight.one("tropical")
 
+#: Optimize the chain of a pass's rewrites after every this many compositions: the
+#: unoptimized chain grows (18k states after 46 rules where the optimized one has 1.5k),
+#: while optimizing after each one costs more than it saves (DESIGN.md section 8);
+#: every 8 was about 15-25% faster than either on the largest dev-split passes.
+OPTIMIZE_EVERY = 8
+
 
 class Error(Exception):
     """A word cannot be transduced (internal: the cascade should be total)."""
@@ -355,12 +361,14 @@ class _PassCompiler:
         all_labels = sorted(self.real | {self.start} | set(self.realize))
         sigma_star = _label_set(all_labels).closure().optimize()
         fst = _label_set(sorted(self.real | {self.start})).closure()
-        for pairs, slots in plans:
+        for k, (pairs, slots) in enumerate(plans):
             _check_deadline(deadline)
             tau = _label_map([(a, [b]) for a, b in pairs], star=False)
             left, right = self._contexts(slots)
             rewrite = pynini.cdrewrite(tau, left, right, sigma_star, direction="sim")
             fst = pynini.compose(fst, rewrite)
+            if k % OPTIMIZE_EVERY == OPTIMIZE_EVERY - 1:
+                fst = fst.optimize()
         realization = [(self.start, [self.start])]
         for label in sorted(self.real):
             realization.append((label, self._output(label, Identity(), None)))
@@ -695,7 +703,10 @@ def compile_program(
     # Unframe: drop <s>.
     unframe = _label_map([(start, [])], star=False)
     unframe.concat(_label_set(plain).closure())
-    cascade = pynini.compose(cascade, unframe).optimize()
+    # rmepsilon, not optimize: optimizing (determinize + minimize over encoded labels)
+    # took 2/3 of this step on the largest programs for a cascade half the size; the
+    # rmepsilon'd one applies as fast (scripts/bench_apply.py; DESIGN.md section 8).
+    cascade = pynini.compose(cascade, unframe).rmepsilon()
     cascade.arcsort("ilabel")
     external = syms.external
     cascade.set_input_symbols(external)

@@ -4,6 +4,7 @@ Public API:
     ALPHABET, FEATURES
     random_program(rng, *, passes, max_rules, max_conjuncts, window) -> Program
     random_word(rng, alphabet, min_len, max_len) -> Word
+    learn_back(seed, *, passes, max_rules, max_conjuncts, n_train, n_heldout) -> dict
 
 The programs use every construct of the DSL (DESIGN.md section 3) over a small
 alphabet with `vowel`/`voice` features, so the same generator serves the
@@ -14,7 +15,8 @@ Everything is drawn from the `random.Random` passed in: same seed, same programs
 from __future__ import annotations
 
 import random
-from typing import Sequence
+import time
+from typing import Any, Sequence
 
 from fstsynth.dsl import (
     BOUNDARY,
@@ -116,3 +118,39 @@ def random_program(
         out.append(Pass(tuple(rules)))
         tags = [r.transformation for r in rules] + [Identity()]
     return Program(tuple(out))
+
+
+def learn_back(
+    seed: int,
+    *,
+    passes: int = 1,
+    max_rules: int = 2,
+    max_conjuncts: int = 1,
+    n_train: int = 80,
+    n_heldout: int = 300,
+) -> dict[str, Any]:
+    """Self-consistency for one seed: a random program makes `n_train` pairs (by the
+    interpreter), the learner (default options) learns them back; reports whether the
+    learned program reproduces every training pair and its agreement with the original
+    on `n_heldout` other random words."""
+    from fstsynth.interpreter import run
+    from fstsynth.synthesis import Options, learn
+
+    rng = random.Random(seed)
+    program = random_program(rng, passes=passes, max_rules=max_rules, max_conjuncts=max_conjuncts)
+    train_words = [random_word(rng, ALPHABET, 1, 7) for _ in range(n_train)]
+    heldout = [random_word(rng, ALPHABET, 1, 7) for _ in range(n_heldout)]
+    pairs = [(w, run(program, w, FEATURES)) for w in train_words]
+    started = time.perf_counter()
+    result = learn(pairs, FEATURES, Options())
+    seconds = time.perf_counter() - started
+    agree = sum(run(result.program, w, FEATURES) == run(program, w, FEATURES) for w in heldout)
+    return {
+        "seed": seed,
+        "program": str(program),
+        "learned": str(result.program),
+        "changed_pairs": sum(s != t for s, t in pairs),
+        "train_reproduced": result.train_correct == len(pairs),
+        "heldout_agreement": agree / len(heldout),
+        "seconds": seconds,
+    }

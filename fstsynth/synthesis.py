@@ -25,6 +25,7 @@ Outline (DESIGN.md section 4):
 
 from __future__ import annotations
 
+import heapq
 import time
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
@@ -336,7 +337,8 @@ def _candidates(
         rule = Rule(preds, tr)
         cost = rule_cost(rule, options.variant)
         old = pool.get(key)
-        if old is None or (cost, str(rule)) < (old.cost, old.text):
+        # Printing a rule is costly: only needed when the costs tie.
+        if old is None or cost < old.cost or (cost == old.cost and str(rule) < old.text):
             pool[key] = _Candidate(rule, fires, correct, cost, str(rule))
 
     for tr in transformations:
@@ -407,24 +409,41 @@ def synthesize_pass(
     candidates, need = _candidates(examples, features, options, timer)
     undecided = (1 << len(examples)) - 1
     rules: list[Rule] = []
+    # Each round takes the candidate with the least (-gain, cost, text, index) among
+    # those with gain > 0 and no wrong answer on undecided examples. Gains only shrink
+    # as examples get decided, so a heap keyed by a past gain holds a lower bound of
+    # each key (lazy greedy): an entry popped with its gain still current is the best,
+    # without rescoring every candidate each round. Same choices as a full scan.
+    heap = [
+        (-(cand.correct & need).bit_count(), cand.cost, cand.text, k)
+        for k, cand in enumerate(candidates)
+        if cand.correct & need
+    ]
+    heapq.heapify(heap)
     while undecided & need:
         timer.check()
-        best_key = None
         best = None
-        for cand in candidates:
+        parked = []  # current, but wrong somewhere now: skip this round only
+        while heap:
+            entry = heapq.heappop(heap)
+            cand = candidates[entry[3]]
             gain = (cand.correct & undecided & need).bit_count()
             if gain == 0:
+                continue  # never again: undecided only shrinks
+            if gain != -entry[0]:
+                heapq.heappush(heap, (-gain, *entry[1:]))
                 continue
-            wrong = (cand.fires & ~cand.correct & undecided).bit_count()
-            if wrong:
+            if cand.fires & ~cand.correct & undecided:
+                parked.append(entry)
                 continue
-            key = (-gain, cand.cost, cand.text)
-            if best_key is None or key < best_key:
-                best_key, best = key, cand
+            best = cand
+            break
         if best is None:
             break
         rules.append(best.rule)
         undecided &= ~best.fires
+        for entry in parked:
+            heapq.heappush(heap, entry)
     return Pass(tuple(rules))
 
 

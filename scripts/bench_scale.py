@@ -1,0 +1,129 @@
+"""Scale in data: learning curves on a real rule-governed mapping with plenty of data.
+
+Spelling -> IPA pairs made by `epitran` (a language with regular orthography, Spanish
+by default) for words from `wordfreq`'s list (both ship their data; install the
+benchmark extra: `pip install '.[bench]'`). Source tokens are letters, target tokens
+epitran's IPA segments. For each training size N: learning time (alignment and
+synthesis), compile time, the cascade's states/arcs, and Exact on held-out words
+(predicted with the transducer's tables; a sample is also run through the interpreter
+and every difference counted). Learning time is also given per 1,000 pairs, so growth
+faster than linear shows as a rising column.
+
+Targets: learning time no worse than about linear (10,000 pairs under 60 s), Exact at
+least 99% by 1,000 pairs.
+
+    python scripts/bench_scale.py --sizes 30 100 300 1000 3000 10000 --json /tmp/bench_scale.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+import unicodedata
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchutil import table, write_json  # noqa: E402
+
+from fstsynth.compiler import compile_program  # noqa: E402
+from fstsynth.interpreter import run  # noqa: E402
+from fstsynth.synthesis import Options, learn  # noqa: E402
+
+Word = tuple[str, ...]
+
+
+def make_pairs(lang: str, code: str, count: int, seed: int) -> list[tuple[Word, Word]]:
+    """`count` distinct (letters, IPA segments) pairs of common words, shuffled (seeded)."""
+    import epitran
+    import wordfreq
+
+    epi = epitran.Epitran(code)
+    pairs: dict[str, tuple[Word, Word]] = {}
+    for word in wordfreq.top_n_list(lang, count * 4):
+        word = unicodedata.normalize("NFC", word.lower())
+        if len(word) < 2 or not word.isalpha() or word in pairs:
+            continue
+        ipa = tuple(epi.trans_list(word))
+        if not ipa:
+            continue
+        pairs[word] = (tuple(word), ipa)
+    out = sorted(pairs.values())
+    random.Random(seed).shuffle(out)
+    if len(out) < count:
+        raise SystemExit(f"only {len(out)} usable words for {lang}; asked for {count}")
+    return out[:count]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lang", default="es", help="wordfreq language code")
+    parser.add_argument("--epitran", default="spa-Latn", help="epitran language-script code")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[30, 100, 300, 1000, 3000, 10000])
+    parser.add_argument("--heldout", type=int, default=2000)
+    parser.add_argument("--check-sample", type=int, default=300, help="held-out words also run by the interpreter")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", default="bench_scale.json")
+    args = parser.parse_args()
+
+    pairs = make_pairs(args.lang, args.epitran, max(args.sizes) + args.heldout, args.seed)
+    heldout, pool = pairs[: args.heldout], pairs[args.heldout :]
+    rows, results = [], []
+    for n in args.sizes:
+        train = pool[:n]
+        alphabet = sorted({t for s, tgt in pairs for t in (*s, *tgt)})
+        started = time.perf_counter()
+        result = learn(train, {}, Options())
+        t_learn = time.perf_counter() - started
+        started = time.perf_counter()
+        compiled = compile_program(result.program, alphabet, {})
+        t_compile = time.perf_counter() - started
+        started = time.perf_counter()
+        predictions = compiled.apply_many([s for s, _ in heldout])
+        t_predict = time.perf_counter() - started
+        exact = sum(p == tgt for p, (_, tgt) in zip(predictions, heldout)) / len(heldout)
+        sample = heldout[: args.check_sample]
+        mismatches = sum(
+            run(result.program, compiled.map_unknown(s), {}) != p for (s, _), p in zip(sample, predictions)
+        )
+        fst = compiled.fst
+        arcs = sum(fst.num_arcs(s) for s in fst.states())
+        r = {
+            "n": n,
+            "learn_s": t_learn,
+            "alignment_s": result.seconds.get("alignment", 0.0),
+            "synthesis_s": result.seconds.get("synthesis", 0.0),
+            "learn_s_per_1000": t_learn / n * 1000,
+            "compile_s": t_compile,
+            "states": fst.num_states(),
+            "arcs": arcs,
+            "rules": result.program.rule_count,
+            "passes": len(result.program.passes),
+            "train_correct": result.train_correct / n,
+            "heldout_exact": exact,
+            "predict_s": t_predict,
+            "interpreter_mismatches": mismatches,
+            "checked": len(sample),
+        }
+        results.append(r)
+        rows.append([
+            n, t_learn, r["alignment_s"], r["synthesis_s"], r["learn_s_per_1000"], t_compile,
+            r["states"], arcs, r["rules"], f"{100 * r['train_correct']:.1f}%", f"{100 * exact:.2f}%",
+            f"{mismatches}/{len(sample)}",
+        ])
+        print(f"done N={n}", file=sys.stderr, flush=True)
+    print(f"learning curve: {args.lang} spelling -> IPA by epitran {args.epitran}; {args.heldout:,} held-out words")
+    print(table(
+        ["N", "learn s", "align", "synth", "s/1k pairs", "compile s", "states", "arcs", "rules",
+         "train", "held-out exact", "mismatch"],
+        rows,
+    ))
+    write_json(args.json, {"benchmark": "scale", "lang": args.lang, "epitran": args.epitran,
+                           "heldout": args.heldout, "results": results})
+
+
+if __name__ == "__main__":
+    main()
