@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from exporters.far import read_far, write_far
 from fstsynth import dsl
+from fstsynth.alignment import with_vowel_classes
 from fstsynth.compiler import UNK, Compiled, compile_program
 from fstsynth.errors import UserError
 from fstsynth.fileio import atomic_directory
@@ -194,14 +195,16 @@ def learn_model(
     if not todo:
         raise Error(f"{problem.name}: no column pair has a row with both cells known")
     alphabet = tuple(sorted(problem.alphabet()))
+    # Learning, the transducers and the interpreter all read these features.
+    features = with_vowel_classes(problem.features, alphabet)
     learned: dict[tuple[int, int], PairModel] = {}
     for k, (s, t) in enumerate(todo):
         label = f"{problem.columns[s]} -> {problem.columns[t]}"
         if progress:
             progress(k, len(todo), label)
-        result: LearnResult = learn(problem.training_pairs(s, t), problem.features, options)
+        result: LearnResult = learn(problem.training_pairs(s, t), features, options)
         started = time.perf_counter()
-        compiled = compile_program(result.program, alphabet, problem.features)
+        compiled = compile_program(result.program, alphabet, features)
         seconds = dict(result.seconds, compilation=time.perf_counter() - started)
         learned[(s, t)] = PairModel(
             s, t, result.program, result.cost, result.train_correct, result.train_total,
@@ -209,7 +212,7 @@ def learn_model(
         )
     if progress:
         progress(len(todo), len(todo), "done")
-    return Model(problem.columns, problem.features, options, alphabet, learned, problem.name)
+    return Model(problem.columns, features, options, alphabet, learned, problem.name)
 
 
 def load_model(directory: str | Path) -> Model:

@@ -91,7 +91,7 @@ def solve_problem(
             answers.append(CellAnswer(i, j, guess, None))
             continue
         word = pm.predict(row[pm.source])
-        interp = pm.interpret(row[pm.source], problem.features) if check else None
+        interp = pm.interpret(row[pm.source], model.features) if check else None
         answers.append(CellAnswer(i, j, word, pm.source, interp))
     done = time.perf_counter()
     seconds = {"learn": learned - started, "predict": done - learned, "total": done - started}

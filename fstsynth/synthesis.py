@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from fstsynth.alignment import align_pair, examples_from_alignment
+from fstsynth.alignment import Affinity, align_pair, examples_from_alignment, learn_affinity
 from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
@@ -72,6 +72,12 @@ class Options:
     alignment: str = "global"
     beam: int = 400
     time_limit: float | None = None
+    # Learn which source token corresponds to which target token before aligning
+    # (`alignment.learn_affinity`): needed when the two columns use different symbols.
+    affinity: bool = True
+    # For a transcription into other symbols, start with a context-free token map pass
+    # (`token_map_pass`); then `max_passes` passes of rules.
+    token_map: bool = True
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -174,10 +180,15 @@ class TaggedExample:
 
 
 def tagged_examples(
-    word: Sequence[TaggedToken], target: Word, features: Features, mode: str
+    word: Sequence[TaggedToken],
+    target: Word,
+    features: Features,
+    mode: str,
+    affinity: Affinity | None = None,
+    one_to_one: bool | None = None,
 ) -> list[TaggedExample]:
     tokens = tuple(tok for tok, _ in word)
-    columns = align_pair(tokens, target, features, mode)
+    columns = align_pair(tokens, target, features, mode, affinity, one_to_one)
     frozen = tuple(word)
     return [
         TaggedExample(frozen, e.position, e.output)
@@ -431,6 +442,45 @@ def synthesize_pass(
 # ------------------------------------------------------------------ passes
 
 
+# A column pair is a transcription (another script or notation) when most target
+# tokens never occur on the source side.
+_TRANSCRIPTION_SHARE = 0.5
+
+
+def _transcription(pairs: Sequence[tuple[Word, Word]]) -> bool:
+    src_vocab = {t for s, _ in pairs for t in s}
+    target_tokens = [t for _, tgt in pairs for t in tgt]
+    if not target_tokens:
+        return False
+    foreign = sum(t not in src_vocab for t in target_tokens)
+    return foreign / len(target_tokens) > _TRANSCRIPTION_SHARE
+
+
+def token_map_pass(examples: Sequence[TaggedExample]) -> Pass:
+    """A context-free first pass mapping each source token to the target token it is
+    most often aligned with (the paper's token map for transliteration, written as
+    `ReplaceBy` rules so that it is part of the program and of the transducer).
+
+    The rules after it then only learn what depends on context (an inherent vowel, a
+    sign that is not pronounced), over the target's own tokens, where features and
+    tokens generalize. Tokens most often aligned to nothing or to themselves are kept.
+    """
+    counts: dict[Token, dict[Token | None, int]] = {}
+    for ex in examples:
+        if ex.position == START:
+            continue
+        x = ex.word[ex.position][0]
+        first = ex.output[0] if ex.output else None
+        by = counts.setdefault(x, {})
+        by[first] = by.get(first, 0) + 1
+    rules = []
+    for x in sorted(counts):
+        best = min(counts[x].items(), key=lambda kv: (-kv[1], kv[0] is not None, kv[0] or ""))[0]
+        if best is not None and best != x:
+            rules.append(Rule((), ReplaceBy(x, (best,))))
+    return Pass(tuple(rules))
+
+
 def learn(
     pairs: Sequence[tuple[Word, Word]],
     features: Features,
@@ -447,6 +497,28 @@ def learn(
         return sum(tuple(t for t, _ in w) == tgt for w, tgt in zip(words, targets))
 
     score = n_correct(current)
+    started = time.perf_counter()
+    affinity = learn_affinity(pairs, features, options.alignment) if options.affinity else None
+    # Position-by-position alignment only when the whole column pair looks like word ->
+    # stress marks (always the same length, no shared tokens), not for a pair that
+    # happens to be as long as its transcription.
+    src_vocab = {t for s, _ in pairs for t in s}
+    tgt_vocab = {t for _, t in pairs for t in t}
+    one_to_one = bool(pairs) and all(len(s) == len(t) for s, t in pairs) and not (src_vocab & tgt_vocab)
+    seconds["alignment"] += time.perf_counter() - started
+    if options.token_map and not one_to_one and _transcription(pairs):
+        started = time.perf_counter()
+        examples = [
+            ex
+            for word, tgt in zip(current, targets)
+            for ex in tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one)
+        ]
+        map_pass = token_map_pass(examples)
+        seconds["alignment"] += time.perf_counter() - started
+        if map_pass.rules:
+            passes.append(map_pass)
+            current = [run_pass(map_pass, word, features) for word in current]
+            score = n_correct(current)
     for _ in range(options.max_passes):
         if score == len(pairs):
             break
@@ -454,7 +526,7 @@ def learn(
         examples = [
             ex
             for word, tgt in zip(current, targets)
-            for ex in tagged_examples(word, tgt, features, options.alignment)
+            for ex in tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one)
         ]
         seconds["alignment"] += time.perf_counter() - started
         started = time.perf_counter()
