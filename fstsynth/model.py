@@ -61,6 +61,10 @@ class PairModel:
     train_total: int
     compiled: Compiled
     seconds: dict[str, float] = field(default_factory=dict)
+    # Cross-validated share of training rows predicted right (None: not measured); the
+    # variant that learned the program (`auto` picks one per pair).
+    held_out: float | None = None
+    variant: str = ""
 
     def predict(self, word: Sequence[Token]) -> Word:
         """The transducer's output; unseen tokens are handled as in `restore_unknown`."""
@@ -163,6 +167,8 @@ class Model:
                     "cost": pm.cost,
                     "train_correct": pm.train_correct,
                     "train_total": pm.train_total,
+                    "held_out": pm.held_out,
+                    "variant": pm.variant,
                 }
                 for _, pm in sorted(self.pairs.items())
             ],
@@ -208,7 +214,7 @@ def learn_model(
         seconds = dict(result.seconds, compilation=time.perf_counter() - started)
         learned[(s, t)] = PairModel(
             s, t, result.program, result.cost, result.train_correct, result.train_total,
-            compiled, seconds,
+            compiled, seconds, result.held_out, result.variant,
         )
     if progress:
         progress(len(todo), len(todo), "done")
@@ -270,6 +276,8 @@ def load_model(directory: str | Path) -> Model:
             pairs[(s, t)] = PairModel(
                 s, t, dsl.from_json(entry["program"]), float(entry["cost"]),
                 int(entry["train_correct"]), int(entry["train_total"]), compiled,
+                held_out=None if entry.get("held_out") is None else float(entry["held_out"]),
+                variant=str(entry.get("variant", "")),
             )
         return Model(columns, features, options, tuple(doc["alphabet"]), pairs, doc.get("name", ""))
     except Error:

@@ -26,7 +26,7 @@ Outline (DESIGN.md section 4):
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
 from fstsynth.alignment import Affinity, align_pair, examples_from_alignment, learn_affinity
@@ -50,13 +50,15 @@ from fstsynth.dsl import (
     TransformationApplied,
 )
 from fstsynth.errors import UserError
-from fstsynth.interpreter import START, TaggedToken, apply_transformation, run_pass
+from fstsynth.interpreter import START, TaggedToken, apply_transformation, run, run_pass
 
 Token = str
 Word = tuple[Token, ...]
 Features = Mapping[Token, Mapping[str, bool]]
 
 VARIANTS = ("nofeature", "token", "feature")
+#: `auto` picks one of VARIANTS per column pair by cross-validation on the training rows.
+AUTO = "auto"
 
 
 class Error(UserError):
@@ -65,7 +67,7 @@ class Error(UserError):
 
 @dataclass(frozen=True)
 class Options:
-    variant: str = "token"
+    variant: str = AUTO
     window: int = 2
     max_conjuncts: int = 3
     max_passes: int = 3
@@ -78,10 +80,16 @@ class Options:
     # For a transcription into other symbols, start with a context-free token map pass
     # (`token_map_pass`); then `max_passes` passes of rules.
     token_map: bool = True
+    # Folds of the cross-validation by which `auto` picks a variant per column pair.
+    folds: int = 3
 
     def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise Error(f"variant must be one of {', '.join(VARIANTS)}, not {self.variant!r}")
+        if self.variant not in (*VARIANTS, AUTO):
+            raise Error(
+                f"variant must be one of {', '.join((*VARIANTS, AUTO))}, not {self.variant!r}"
+            )
+        if self.folds < 2:
+            raise Error(f"folds must be at least 2, not {self.folds}")
         if self.alignment not in ("global", "local"):
             raise Error(f"alignment must be 'global' or 'local', not {self.alignment!r}")
         if not 0 <= self.window <= 6:
@@ -99,6 +107,10 @@ class LearnResult:
     train_correct: int
     train_total: int
     seconds: dict[str, float] = field(default_factory=dict)
+    variant: str = ""  # the variant that learned the program
+    # Share of training rows predicted right by programs learned without them
+    # (cross-validation; None when not measured): how far the program generalizes.
+    held_out: float | None = None
 
 
 # ------------------------------------------------------------------ ranking score
@@ -486,7 +498,51 @@ def learn(
     features: Features,
     options: Options = Options(),
 ) -> LearnResult:
-    """Learn a program mapping each source word of `pairs` to its target."""
+    """Learn a program mapping each source word of `pairs` to its target.
+
+    With the `auto` variant, each of the paper's variants is scored by k-fold
+    cross-validation on `pairs` (rows held out, predicted by the program learned from
+    the others) and the best one learns the program from all of them. Ties go to the
+    shorter program (shorter programs generalize better, paper section 5.2), then to
+    the order of `_AUTO_ORDER`. Never looks at anything but the training rows.
+    """
+    if options.variant != AUTO:
+        return _learn_variant(pairs, features, options)
+    k = min(options.folds, len(pairs))
+    best_key = None
+    best: LearnResult | None = None
+    seconds: dict[str, float] = {}
+    for rank, variant in enumerate(_AUTO_ORDER):
+        opts = replace(options, variant=variant)
+        held = 0
+        if k >= 2:
+            for fold in range(k):
+                train = [p for i, p in enumerate(pairs) if i % k != fold]
+                test = [p for i, p in enumerate(pairs) if i % k == fold]
+                part = _learn_variant(train, features, opts)
+                held += sum(run(part.program, src, features) == tgt for src, tgt in test)
+                for key_, value in part.seconds.items():
+                    seconds[key_] = seconds.get(key_, 0.0) + value
+        result = _learn_variant(pairs, features, opts)
+        for key_, value in result.seconds.items():
+            seconds[key_] = seconds.get(key_, 0.0) + value
+        key = (-held, result.program.rule_count, rank)
+        if best_key is None or key < best_key:
+            held_out = held / len(pairs) if k >= 2 else None
+            best_key, best = key, replace(result, held_out=held_out)
+    assert best is not None
+    return replace(best, seconds=seconds)
+
+
+# Tie order for `auto`: the paper's best variant overall first.
+_AUTO_ORDER = ("token", "feature", "nofeature")
+
+
+def _learn_variant(
+    pairs: Sequence[tuple[Word, Word]],
+    features: Features,
+    options: Options,
+) -> LearnResult:
     timer = _Timer(options.time_limit)
     seconds = {"alignment": 0.0, "synthesis": 0.0}
     current: list[list[TaggedToken]] = [[(tok, None) for tok in src] for src, _ in pairs]
@@ -542,7 +598,7 @@ def learn(
         current, score = new, new_score
     program = Program(tuple(passes))
     cost = sum(rule_cost(r, options.variant) for p in passes for r in p.rules)
-    return LearnResult(program, cost, score, len(pairs), seconds)
+    return LearnResult(program, cost, score, len(pairs), seconds, options.variant)
 
 
 __all__ = [
