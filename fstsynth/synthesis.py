@@ -46,6 +46,7 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    TierIs,
     Transformation,
     TransformationApplied,
 )
@@ -80,6 +81,8 @@ class Options:
     # For a transcription into other symbols, start with a context-free token map pass
     # (`token_map_pass`); then `max_passes` passes of rules.
     token_map: bool = True
+    # Predicates on tiers (`TierIs`: the nearest vowels left and right) as candidates.
+    tiers: bool = True
     # Folds of the cross-validation by which `auto` picks a variant per column pair.
     folds: int = 3
 
@@ -123,12 +126,22 @@ _FEATURE_COST = {"nofeature": float("inf"), "token": 0.6, "feature": 0.1}
 def predicate_cost(pred: Predicate, variant: str) -> float:
     if isinstance(pred, Not):
         return predicate_cost(pred.predicate, variant) + 0.3
+    if isinstance(pred, TierIs):
+        # Farther-reaching than a neighbour test: a little dearer, so local rules win ties.
+        base = TIER_COST + 0.5 * (abs(pred.index) - 1)
+        return base + (0.1 if pred.feature is BOUNDARY else _FEATURE_COST[variant])
     base = 1.0 + 0.5 * abs(pred.offset)
     if isinstance(pred, IsToken):
         return base + (0.1 if pred.token is BOUNDARY else _TOKEN_COST[variant])
     if isinstance(pred, Is):
         return base + _FEATURE_COST[variant]
     return base + 0.2  # TransformationApplied
+
+
+TIER_COST = 1.3
+#: Tiers that tier predicates look along (when the features define them), and how far.
+TIERS = ("vowel",)
+TIER_INDICES = (1, -1, 2, -2)
 
 
 def transformation_cost(tr: Transformation) -> float:
@@ -230,6 +243,29 @@ def _atoms(
     feature_names = sorted({f for feats in features.values() for f in feats}) if use_features else []
     where: dict[Predicate, list[int]] = {}
     w = options.window
+    tiers = [t for t in TIERS if t in feature_names] if options.tiers else []
+    tier_cache: dict[tuple[int, str], list[int]] = {}
+    for k, ex in enumerate(examples):
+        for tier in tiers:
+            key = (id(ex.word), tier)
+            on = tier_cache.get(key)
+            if on is None:
+                on = [i for i, (tok, _) in enumerate(ex.word) if features.get(tok, {}).get(tier, False)]
+                tier_cache[key] = on
+            right = [i for i in on if i > ex.position]
+            left = [i for i in reversed(on) if i < ex.position]
+            for index in TIER_INDICES:
+                seq = right if index > 0 else left
+                if abs(index) > len(seq):
+                    where.setdefault(TierIs(tier, BOUNDARY, index), []).append(k)
+                    continue
+                where.setdefault(Not(TierIs(tier, BOUNDARY, index)), []).append(k)
+                feats = features.get(ex.word[seq[abs(index) - 1]][0], {})
+                for f in feature_names:
+                    if f == tier:
+                        continue
+                    pred = TierIs(tier, f, index)
+                    where.setdefault(pred if feats.get(f, False) else Not(pred), []).append(k)
     for k, ex in enumerate(examples):
         for offset in range(-w, w + 1):
             tok = ex.token_at(offset)
