@@ -540,7 +540,8 @@ def learn(
     cross-validation on `pairs` (rows held out, predicted by the program learned from
     the others) and the best one learns the program from all of them. Ties go to the
     shorter program (shorter programs generalize better, paper section 5.2), then to
-    the order of `_AUTO_ORDER`. Never looks at anything but the training rows.
+    the order of `_AUTO_ORDER`; a variant that predicts every held-out row stops the
+    search. Never looks at anything but the training rows.
     """
     if options.variant != AUTO:
         return _learn_variant(pairs, features, options)
@@ -566,12 +567,16 @@ def learn(
         if best_key is None or key < best_key:
             held_out = held / len(pairs) if k >= 2 else None
             best_key, best = key, replace(result, held_out=held_out)
+        if held == len(pairs) and k >= 2:
+            break  # every held-out row right: no variant can do better
     assert best is not None
     return replace(best, seconds=seconds)
 
 
-# Tie order for `auto`: the paper's best variant overall first.
-_AUTO_ORDER = ("token", "feature", "nofeature")
+# The variants `auto` tries, in tie order: the paper's best variant overall first.
+# nofeature is left out: it is the paper's weakest, and each variant tried costs
+# (folds + 1) learning runs.
+_AUTO_ORDER = ("token", "feature")
 
 
 def _learn_variant(
