@@ -2,13 +2,21 @@
 
 Public API:
     Example, align_pair(source, target, ...), examples_from_pair(source, target, ...)
-    is_vowel(token, features)
+    is_vowel(token, features), with_vowel_classes(features, tokens)
+    learn_affinity(pairs, features, mode) -> Affinity
 
 An `Example` says what one source position must produce: the start position (-1) gets
 the tokens before the first aligned source token (a prefix); every source token gets its
 aligned target token (or nothing if deleted) followed by the target tokens inserted
 after it. Pairs of equal length whose vocabularies do not overlap (word -> stress
 digits) are aligned one to one without lingpy.
+
+Tokens are compared by identity, then by vowel/consonant class. That says nothing when
+the two sides are written differently (a script and its transcription, `ð` -> `j`):
+`learn_affinity` learns, from all the training pairs of a column pair, which source
+token corresponds to which target token (hard EM over alignments, started from
+word-level co-occurrence), and the scorer then rewards those pairs. It only ever raises
+a pair's score, and never to the level of an identical token.
 """
 
 from __future__ import annotations
@@ -31,11 +39,30 @@ finally:
 Token = str
 Word = tuple[Token, ...]
 Features = Mapping[Token, Mapping[str, bool]]
+#: Learned similarity of a source token to a different target token, in (-0.3, 0.9].
+Affinity = Mapping[tuple[Token, Token], float]
 
 START = -1
 GAP = "-"
 
-_VOWEL_LETTERS = set("aeiouyæøœɑɒɐəɘɚɛɜɝɞɤɨɪɯɵɶʉʊʌʏɔɿʮåäöüáéíóúàèìòùâêîôûāēīōūăĕĭŏŭąęįųǫ")
+_VOWEL_LETTERS = set(
+    "aeiouyæøœɑɒɐəɘɚɛɜɝɞɤɨɪɯɵɶʉʊʌʏɔɿʮåäöüáéíóúàèìòùâêîôûāēīōūăĕĭŏŭąęįųǫ"
+    "аеёиоуыэюяіїєѣ"  # Cyrillic
+    "αεηιουωάέήίόύώ"  # Greek
+)
+# Brahmic scripts (Devanagari and its kin) name their vowels in Unicode: independent
+# vowel letters "<SCRIPT> LETTER AA" and dependent signs "<SCRIPT> VOWEL SIGN AA".
+_BRAHMIC_VOWELS = {"A", "AA", "I", "II", "U", "UU", "E", "EE", "AI", "O", "OO", "AU"}
+
+
+def _unicode_vowel(char: str) -> bool:
+    name = unicodedata.name(char, "")
+    if " VOWEL SIGN " in name:
+        return True
+    script, sep, letter = name.partition(" LETTER ")
+    if not sep or script.startswith(("LATIN", "CYRILLIC", "GREEK")):
+        return False
+    return letter in _BRAHMIC_VOWELS or letter.startswith("VOCALIC ")
 
 
 def is_vowel(token: Token, features: Features) -> bool:
@@ -44,7 +71,29 @@ def is_vowel(token: Token, features: Features) -> bool:
     if feats is not None and "vowel" in feats:
         return bool(feats["vowel"])
     base = unicodedata.normalize("NFD", token)[:1].lower()
-    return base in _VOWEL_LETTERS
+    return base in _VOWEL_LETTERS or (bool(base) and _unicode_vowel(base))
+
+
+def with_vowel_classes(features: Features, tokens: Sequence[Token]) -> dict[Token, dict[str, bool]]:
+    """The problem's features, plus `vowel`/`cons` for every token that has no `vowel`
+    feature, from what its first character is (Unicode knowledge, not the data).
+
+    The vowel/consonant distinction is the one the paper adds by hand to every problem
+    it can; a user's TSV or a problem in another script often gives none, and without
+    it a rule such as "insert a vowel after a consonant" cannot be said in general.
+    A sign that is neither (a virama, a stress digit, an apostrophe) gets both false.
+    """
+    out = {tok: dict(f) for tok, f in features.items()}
+    for tok in sorted(set(tokens)):
+        feats = out.setdefault(tok, {})
+        if "vowel" in feats:
+            continue
+        vowel = is_vowel(tok, features)
+        base = unicodedata.normalize("NFD", tok)[:1]
+        feats["vowel"] = vowel
+        if "cons" not in feats:
+            feats["cons"] = not vowel and bool(base) and unicodedata.category(base).startswith("L")
+    return out
 
 
 @dataclass(frozen=True)
@@ -56,34 +105,45 @@ class Example:
     output: Word
 
 
-def _scorer(a: Sequence[Token], b: Sequence[Token], features: Features) -> dict:
+_FrozenAffinity = tuple[tuple[Token, Token, float], ...]
+
+
+def _scorer(
+    a: Sequence[Token], b: Sequence[Token], vowels: frozenset[Token], affinity: _FrozenAffinity
+) -> dict:
+    learned = {(x, y): v for x, y, v in affinity}
+    # A token with a learned partner is unlikely to stand for anything else: pairing it
+    # with another token scores like a vowel/consonant clash, so a gap is preferred.
+    partnered = {x for x, _, _ in affinity} | {y for _, y, _ in affinity}
     scores = {}
     for x in set(a):
         for y in set(b):
             if x == y:
                 scores[(x, y)] = 1.0
-            elif is_vowel(x, features) == is_vowel(y, features):
-                scores[(x, y)] = -0.3
-            else:
+            elif (x, y) in learned:
+                scores[(x, y)] = learned[(x, y)]
+            elif x in partnered or y in partnered:
                 scores[(x, y)] = -1.0
+            else:
+                scores[(x, y)] = -0.3 if (x in vowels) == (y in vowels) else -1.0
     return scores
 
 
-def _encode(source: Word, target: Word, vowels: frozenset[Token]):
+def _encode(source: Word, target: Word, vowels: frozenset[Token], affinity: _FrozenAffinity = ()):
     """lingpy reads "-" as a gap: hand it safe stand-ins for the tokens."""
     vocab = sorted(set(source) | set(target))
     code = {tok: f"t{k}" for k, tok in enumerate(vocab)}
-    feats = {code[t]: {"vowel": t in vowels} for t in vocab}
+    scores = _scorer(source, target, vowels, affinity)
     a = [code[t] for t in source]
     b = [code[t] for t in target]
-    return a, b, _scorer(a, b, feats)
+    return a, b, {(code[x], code[y]): v for (x, y), v in scores.items()}
 
 
 @lru_cache(maxsize=65536)
 def _global(
-    source: Word, target: Word, vowels: frozenset[Token]
+    source: Word, target: Word, vowels: frozenset[Token], affinity: _FrozenAffinity = ()
 ) -> tuple[tuple[int | None, int | None], ...]:
-    a, b, scorer = _encode(source, target, vowels)
+    a, b, scorer = _encode(source, target, vowels, affinity)
     alm_a, alm_b, _ = nw_align(a, b, scorer=scorer, gap=-1)
     columns: list[tuple[int | None, int | None]] = []
     i = j = 0
@@ -100,26 +160,50 @@ def _global(
 
 
 def align_pair(
-    source: Word, target: Word, features: Features, mode: str = "global"
+    source: Word,
+    target: Word,
+    features: Features,
+    mode: str = "global",
+    affinity: Affinity | None = None,
+    one_to_one: bool | None = None,
 ) -> tuple[tuple[int | None, int | None], ...]:
-    """Aligned columns (source index or None, target index or None)."""
-    if len(source) == len(target) and not (set(source) & set(target)):
+    """Aligned columns (source index or None, target index or None).
+
+    `one_to_one` forces (True) or forbids (False) the position-by-position alignment of
+    equal-length pairs; by default a pair gets it when its two vocabularies are disjoint.
+    The caller knows better from the whole column pair: a transcription into another
+    script is sometimes, by chance, as long as its source.
+    """
+    if one_to_one is None:
+        one_to_one = len(source) == len(target) and not (set(source) & set(target))
+    if one_to_one and len(source) == len(target):
         return tuple((k, k) for k in range(len(source)))
     if not source or not target:
         return tuple((k, None) for k in range(len(source))) + tuple(
             (None, k) for k in range(len(target))
         )
     vowels = frozenset(t for t in set(source) | set(target) if is_vowel(t, features))
+    frozen: _FrozenAffinity = ()
+    if affinity:
+        tgt = set(target)
+        frozen = tuple(
+            sorted(
+                (x, y, v)
+                for x in set(source)
+                for y in tgt
+                if x != y and (v := affinity.get((x, y))) is not None
+            )
+        )
     if mode == "local":
-        return _local(source, target, vowels)
+        return _local(source, target, vowels, frozen)
     if mode != "global":
         raise ValueError(f"alignment mode must be 'global' or 'local', not {mode!r}")
-    return _global(source, target, vowels)
+    return _global(source, target, vowels, frozen)
 
 
-def _local(source: Word, target: Word, vowels: frozenset[Token]):
+def _local(source: Word, target: Word, vowels: frozenset[Token], affinity: _FrozenAffinity = ()):
     """Smith-Waterman for the best-matching core, then global alignment of the flanks."""
-    a, b, scorer = _encode(source, target, vowels)
+    a, b, scorer = _encode(source, target, vowels, affinity)
     (pre_a, core_a, post_a), (pre_b, core_b, post_b), _ = sw_align(a, b, scorer=scorer)
     columns: list[tuple[int | None, int | None]] = []
     offset_a = offset_b = 0
@@ -131,6 +215,7 @@ def _local(source: Word, target: Word, vowels: frozenset[Token]):
                 tuple(source[offset_a : offset_a + len(sa)]),
                 tuple(target[offset_b : offset_b + len(sb)]),
                 vowels,
+                affinity,
             )
             columns.extend(
                 (None if ci is None else ci + offset_a, None if cj is None else cj + offset_b)
@@ -162,6 +247,102 @@ def examples_from_alignment(
 
 
 def examples_from_pair(
-    source: Word, target: Word, features: Features, mode: str = "global"
+    source: Word,
+    target: Word,
+    features: Features,
+    mode: str = "global",
+    affinity: Affinity | None = None,
+    one_to_one: bool | None = None,
 ) -> list[Example]:
-    return examples_from_alignment(source, target, align_pair(source, target, features, mode))
+    return examples_from_alignment(
+        source, target, align_pair(source, target, features, mode, affinity, one_to_one)
+    )
+
+
+# Affinities below this Dice coefficient are noise in a few dozen words.
+_MIN_DICE = 0.25
+_MAX_AFFINITY = 0.9  # below an identical token's 1.0
+
+
+def _dice_affinity(counts: Mapping[tuple[Token, Token], float], src: Mapping[Token, float],
+                   tgt: Mapping[Token, float]) -> dict[tuple[Token, Token], float]:
+    out = {}
+    for (x, y), c in counts.items():
+        if x == y or c < 2:
+            continue
+        dice = 2 * c / (src[x] + tgt[y])
+        if dice >= _MIN_DICE:
+            out[(x, y)] = _MAX_AFFINITY * dice
+    return out
+
+
+def _competitive_links(
+    co: Mapping[tuple[Token, Token], float], n_src: Mapping[Token, float], n_tgt: Mapping[Token, float]
+) -> dict[tuple[Token, Token], float]:
+    """Competitive linking (Melamed 2000): link token pairs one to one, by decreasing
+    Dice coefficient, each token at most once; frequent tokens co-occur with
+    everything, and linking keeps only the pairs that explain each other best."""
+    ranked = sorted(
+        ((2 * c / (n_src[x] + n_tgt[y]), x, y) for (x, y), c in co.items() if c >= 2),
+        key=lambda item: (-item[0], item[1], item[2]),
+    )
+    used_x: set[Token] = set()
+    used_y: set[Token] = set()
+    out = {}
+    for dice, x, y in ranked:
+        if dice < _MIN_DICE:
+            break
+        if x in used_x or y in used_y:
+            continue
+        used_x.add(x)
+        used_y.add(y)
+        out[(x, y)] = _MAX_AFFINITY * dice
+    return out
+
+
+def learn_affinity(
+    pairs: Sequence[tuple[Word, Word]], features: Features, mode: str = "global", rounds: int = 2
+) -> dict[tuple[Token, Token], float]:
+    """Which source token corresponds to which (different) target token, learned from
+    the training pairs of one column pair.
+
+    Start: competitive linking on word-level co-occurrence of the tokens that the other
+    side never uses (a script's letters and their transcription). Then `rounds` of hard
+    EM: align every pair with the current affinities and re-estimate them as the Dice
+    coefficient of aligned (substituted) token pairs; the co-occurrence links stay as a
+    floor, since one bad early alignment must not erase them. Deterministic: counts and
+    sorted iteration only.
+    """
+    src_vocab = {t for s, _ in pairs for t in s}
+    tgt_vocab = {t for _, t in pairs for t in t}
+    n_src: dict[Token, float] = {}
+    n_tgt: dict[Token, float] = {}
+    co: dict[tuple[Token, Token], float] = {}
+    for s, t in pairs:
+        ss = {x for x in s if x not in tgt_vocab}
+        ts = {y for y in t if y not in src_vocab}
+        for x in ss:
+            n_src[x] = n_src.get(x, 0) + 1
+        for y in ts:
+            n_tgt[y] = n_tgt.get(y, 0) + 1
+        for x in ss:
+            for y in ts:
+                co[(x, y)] = co.get((x, y), 0) + 1
+    links = _competitive_links(co, n_src, n_tgt)
+    affinity = dict(links)
+    for _ in range(rounds):
+        counts: dict[tuple[Token, Token], float] = {}
+        c_src: dict[Token, float] = {}
+        c_tgt: dict[Token, float] = {}
+        for s, t in pairs:
+            for x in s:
+                c_src[x] = c_src.get(x, 0) + 1
+            for y in t:
+                c_tgt[y] = c_tgt.get(y, 0) + 1
+            for ci, cj in align_pair(s, t, features, mode, affinity, one_to_one=False):
+                if ci is not None and cj is not None:
+                    key = (s[ci], t[cj])
+                    counts[key] = counts.get(key, 0) + 1
+        learned = _dice_affinity(counts, c_src, c_tgt)
+        affinity = {k: max(links.get(k, -1.0), learned.get(k, -1.0)) for k in sorted(set(links) | set(learned))}
+    return affinity

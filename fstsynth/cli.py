@@ -125,14 +125,17 @@ def _features_file(path: Optional[Path]) -> dict[str, dict[str, bool]]:
     return {nfc(tok): {nfc(k): b for k, b in feats.items()} for tok, feats in raw.items()}
 
 
-VARIANT_HELP = "Ranking preference: token (specific rules), feature (general), nofeature."
+VARIANT_HELP = (
+    "Ranking preference: token (specific rules), feature (general), nofeature, or auto "
+    "(the default: per column pair, the variant that cross-validates best on the training rows)."
+)
 
 
 @app.command()
 def learn(
     input: Path = typer.Argument(..., help="A problem JSON file or a TSV of source<TAB>target."),
     output: Path = typer.Option(..., "--output", "-o", help="Model directory to write."),
-    variant: str = typer.Option("token", "--variant", help=VARIANT_HELP),
+    variant: str = typer.Option(Options().variant, "--variant", help=VARIANT_HELP),
     features: Optional[Path] = typer.Option(
         None, "--features", help="JSON file: token -> {feature: true/false}."
     ),
@@ -343,7 +346,7 @@ def _problem_files(path: Path) -> list[Path]:
 def solve(
     problems: Path = typer.Argument(..., help="A problem file, or a directory of them."),
     out: Path = typer.Option(..., "--out", help="Directory for the answer files (created)."),
-    variant: str = typer.Option("token", "--variant", help=VARIANT_HELP),
+    variant: str = typer.Option(Options().variant, "--variant", help=VARIANT_HELP),
     alignment: str = typer.Option("global", "--alignment", help="global or local."),
     time_limit: Optional[float] = typer.Option(
         None, "--time-limit", help="Seconds allowed per column pair."

@@ -46,6 +46,7 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    TierIs,
     Transformation,
     TransformationApplied,
     referenced_tags,
@@ -241,7 +242,71 @@ class _PassCompiler:
             )
         if isinstance(pred, TransformationApplied):
             return _Slot({s for s in self.real if self.tag_of[s] == pred.transformation}, False)
+        if isinstance(pred, TierIs):
+            # The slot is the tier token found |index| steps away: which symbols it may
+            # be, or (boundary) that there is none. Negation complements it on the tier.
+            if pred.feature is BOUNDARY:
+                return _Slot(set(), True)
+            return _Slot({s for s in self._tier(pred.tier) if self._has(s, pred.feature)}, False)
         raise TypeError(f"not a predicate: {pred!r}")
+
+    def _has(self, label: int, feature: str) -> bool:
+        return bool(self.features.get(self.token_of[label], {}).get(feature, False))
+
+    def _tier(self, tier: str) -> set[int]:
+        return {s for s in self.real if self._has(s, tier)}
+
+    def _tier_slots(self, rule: Rule) -> dict[tuple[str, int], _Slot]:
+        """What the rule's tier predicates demand of each (tier, index)."""
+        slots: dict[tuple[str, int], _Slot] = {}
+        for pred in rule.predicates:
+            inner, negated = pred, False
+            while isinstance(inner, Not):
+                inner, negated = inner.predicate, not negated
+            if not isinstance(inner, TierIs):
+                continue
+            slot = self._slot(inner)
+            if negated:
+                slot = _Slot(self._tier(inner.tier) - slot.symbols, not slot.boundary)
+            key = (inner.tier, inner.index)
+            old = slots.get(key)
+            if old is not None:
+                slot = _Slot(old.symbols & slot.symbols, old.boundary and slot.boundary)
+            slots[key] = slot
+        return slots
+
+    def _tier_context(self, tier: str, index: int, slot: _Slot, left: bool) -> pynini.Fst:
+        """The context language, read toward the current symbol from the far side.
+
+        Right (index > 0): (off)* (on (off)*)^(k-1) slot, or fewer than k tier symbols
+        then [EOS]. Left: the mirror image, starting at slot or at [BOS]. Marked
+        symbols count like the symbols they mark; `<s>` is off every tier.
+        """
+        on_real = self._tier(tier)
+        on = _label_set(self._context_set(_Slot(on_real, False), left))
+        everything = set(self._context_set(_Slot(set(self.real), True), left))
+        off = _label_set(everything - set(self._context_set(_Slot(on_real, False), left))).closure()
+        k = abs(index)
+
+        def steps(j: int) -> list[pynini.Fst]:  # (off)* (on (off)*)^j, near to far
+            out = [off]
+            for _ in range(j):
+                out += [on, off]
+            return out
+
+        alts = []
+        found = _label_set(self._context_set(_Slot(slot.symbols, False), left))
+        if slot.symbols:
+            near = steps(k - 1)
+            alts.append(_concat([found, *reversed(near)]) if left else _concat([*near, found]))
+        if slot.boundary:
+            for j in range(k):
+                near = steps(j)
+                if left:
+                    alts.append(_concat([_label_set([BOS_LABEL]), *reversed(near)]))
+                else:
+                    alts.append(_concat([*near, _label_set([EOS_LABEL])]))
+        return _union(alts).optimize()
 
     def _slots(self, rule: Rule) -> dict[int, _Slot]:
         slots: dict[int, _Slot] = {}
@@ -249,6 +314,8 @@ class _PassCompiler:
             inner = pred
             while isinstance(inner, Not):
                 inner = inner.predicate
+            if isinstance(inner, TierIs):
+                continue  # see _tier_slots
             slot = self._slot(pred)
             old = slots.get(inner.offset)
             if old is not None:
@@ -351,20 +418,52 @@ class _PassCompiler:
                 out.append(([(s, self._mark(s, tr, tok)) for s in sorted(targets)], sub))
         return out
 
+    def _with_tiers(
+        self, left: pynini.Fst, right: pynini.Fst, tiers: dict[tuple[str, int], _Slot]
+    ) -> tuple[pynini.Fst, pynini.Fst]:
+        """Intersect the offset contexts with each tier context.
+
+        Each context is anchored at the current symbol, so both are extended to the far
+        side ([BOS]? sigma* before a left context, sigma* [EOS]? after a right one)
+        and intersected; the boundary appears at most once, at the end.
+        """
+        left_labels = sorted(set(self._context_set(_Slot(set(self.real), True), True)))
+        right_labels = sorted(set(self._context_set(_Slot(set(self.real), True), False)))
+        opt_bos = _union([pynini.accep(""), _label_set([BOS_LABEL])])
+        opt_eos = _union([pynini.accep(""), _label_set([EOS_LABEL])])
+        lead = _concat([opt_bos, _label_set(left_labels).closure()]).optimize()
+        tail = _concat([_label_set(right_labels).closure(), opt_eos]).optimize()
+        left_lang = _concat([lead, left]).optimize()
+        right_lang = _concat([right, tail]).optimize()
+        for (tier, index), slot in sorted(tiers.items()):
+            if index < 0:
+                ctx = _concat([lead, self._tier_context(tier, index, slot, True)]).optimize()
+                left_lang = pynini.intersect(left_lang, ctx).optimize()
+            else:
+                ctx = _concat([self._tier_context(tier, index, slot, False), tail]).optimize()
+                right_lang = pynini.intersect(right_lang, ctx).optimize()
+        # No boundary inside: at most one, at the far end.
+        left_lang = pynini.intersect(left_lang, lead).optimize()
+        right_lang = pynini.intersect(right_lang, tail).optimize()
+        return left_lang, right_lang
+
     def compile(self, deadline: float | None = None) -> pynini.Fst:
         plans = []
         for rule in self.pass_.rules:
             for pairs, slots in self._rule_fsts(rule):
                 if pairs:
-                    plans.append((pairs, slots))
+                    plans.append((pairs, slots, rule))
         # All marks exist now: contexts and sigma-star can list them.
         all_labels = sorted(self.real | {self.start} | set(self.realize))
         sigma_star = _label_set(all_labels).closure().optimize()
         fst = _label_set(sorted(self.real | {self.start})).closure()
-        for k, (pairs, slots) in enumerate(plans):
+        for k, (pairs, slots, rule) in enumerate(plans):
             _check_deadline(deadline)
             tau = _label_map([(a, [b]) for a, b in pairs], star=False)
             left, right = self._contexts(slots)
+            tiers = self._tier_slots(rule)
+            if tiers:
+                left, right = self._with_tiers(left, right, tiers)
             rewrite = pynini.cdrewrite(tau, left, right, sigma_star, direction="sim")
             fst = pynini.compose(fst, rewrite)
             if k % OPTIMIZE_EVERY == OPTIMIZE_EVERY - 1:

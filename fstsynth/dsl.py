@@ -1,7 +1,7 @@
 """The rule DSL: predicates, transformations, rules, passes and programs.
 
 Public API:
-    predicates:      IsToken, Is, TransformationApplied, Not      (type Predicate)
+    predicates:      IsToken, Is, TransformationApplied, TierIs, Not   (type Predicate)
     transformations: ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert,
                      Identity                                      (type Transformation)
     Rule, Pass, Program
@@ -77,6 +77,31 @@ class TransformationApplied:
         return f"TransformationApplied(w, {self.transformation}, {self.offset})"
 
 
+@dataclass(frozen=True, order=True)
+class TierIs:
+    """On the tier of tokens with feature `tier` (say the vowels), the `index`-th one to
+    the right of the current position (index > 0) or to the left (index < 0) has
+    feature `feature`; with `feature` = `BOUNDARY` ($): there is no such tier token.
+
+    Not part of the paper's DSL: its analysis (section 5) names word-level information
+    as the main failure on stress and harmony. "Stress the last vowel" is
+    `Is(vowel, 0)` and `TierIs(vowel, $, 1)`; "the next vowel is long" is
+    `TierIs(vowel, long, 1)`, however many consonants lie between. Still regular: it
+    compiles to a context like "(non-vowel)* long-vowel".
+    """
+
+    tier: str
+    feature: str | None
+    index: int
+
+    def __post_init__(self) -> None:
+        if self.index == 0:
+            raise Error("TierIs: index must be nonzero (1 = nearest to the right, -1 = to the left)")
+
+    def __str__(self) -> str:
+        return f"TierIs(w, {_q(self.tier)}, {_q(self.feature)}, {self.index})"
+
+
 @dataclass(frozen=True)
 class Not:
     predicate: "Predicate"
@@ -85,7 +110,7 @@ class Not:
         return f"Not({self.predicate})"
 
 
-Predicate = Union[IsToken, Is, TransformationApplied, Not]
+Predicate = Union[IsToken, Is, TransformationApplied, TierIs, Not]
 
 
 # ----------------------------------------------------------------------- transformations
@@ -156,7 +181,7 @@ class Identity:
 
 Transformation = Union[ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert, Identity]
 
-PREDICATE_TYPES: tuple[type, ...] = (IsToken, Is, TransformationApplied, Not)
+PREDICATE_TYPES: tuple[type, ...] = (IsToken, Is, TransformationApplied, TierIs, Not)
 TRANSFORMATION_TYPES: tuple[type, ...] = (
     ReplaceBy,
     ReplaceAnyBy,
@@ -218,6 +243,8 @@ def offsets_read(rule: Rule) -> list[int]:
     for pred in rule.predicates:
         while isinstance(pred, Not):
             pred = pred.predicate
+        if isinstance(pred, TierIs):
+            continue  # reads a whole tier, not a fixed offset
         out.append(pred.offset)
     if isinstance(rule.transformation, (CopyReplace, CopyInsert)):
         out.append(rule.transformation.offset)
@@ -265,6 +292,8 @@ def to_json(node: Any) -> Any:
             "transformation": to_json(node.transformation),
             "offset": node.offset,
         }
+    if isinstance(node, TierIs):
+        return {"type": "TierIs", "tier": node.tier, "feature": node.feature, "index": node.index}
     if isinstance(node, Not):
         return {"type": "Not", "predicate": to_json(node.predicate)}
     if isinstance(node, ReplaceBy):
@@ -330,6 +359,8 @@ def from_json(data: Any) -> Any:
         return Is(_str(data, "feature"), _int(data, "offset"))
     if kind == "TransformationApplied":
         return TransformationApplied(from_json(data.get("transformation")), _int(data, "offset"))
+    if kind == "TierIs":
+        return TierIs(_str(data, "tier"), _str(data, "feature", nullable=True), _int(data, "index"))
     if kind == "Not":
         return Not(from_json(data.get("predicate")))
     if kind == "ReplaceBy":

@@ -35,6 +35,7 @@ from fstsynth.dsl import (
     Predicate,
     Program,
     ReplaceAnyBy,
+    TierIs,
     ReplaceBy,
     Rule,
     Transformation,
@@ -55,6 +56,8 @@ def eval_predicate(
 ) -> bool:
     if isinstance(pred, Not):
         return not eval_predicate(pred.predicate, word, position, features)
+    if isinstance(pred, TierIs):
+        return _tier_is(pred, word, position, features)
     index = position + pred.offset
     inside = 0 <= index < len(word)
     if isinstance(pred, IsToken):
@@ -66,6 +69,22 @@ def eval_predicate(
     if isinstance(pred, TransformationApplied):
         return inside and word[index][1] == pred.transformation
     raise TypeError(f"not a predicate: {pred!r}")
+
+
+def _has(features: Features, token: Token, feature: str) -> bool:
+    return bool(features.get(token, {}).get(feature, False))
+
+
+def _tier_is(pred: TierIs, word: Sequence[TaggedToken], position: int, features: Features) -> bool:
+    if pred.index > 0:
+        order = range(position + 1, len(word))
+    else:
+        order = range(position - 1, -1, -1)
+    on_tier = [i for i in order if _has(features, word[i][0], pred.tier)]
+    k = abs(pred.index) - 1
+    if k >= len(on_tier):
+        return pred.feature is BOUNDARY
+    return pred.feature is not BOUNDARY and _has(features, word[on_tier[k]][0], pred.feature)
 
 
 def apply_transformation(

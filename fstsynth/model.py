@@ -25,6 +25,7 @@ together.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -36,6 +37,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from exporters.far import Error as FarError
 from exporters.far import read_far, write_far
 from fstsynth import dsl
+from fstsynth.alignment import with_vowel_classes
 from fstsynth.compiler import UNK, Compiled, compile_program
 from fstsynth.compiler import Error as CompilerError
 from fstsynth.errors import UserError
@@ -84,6 +86,10 @@ class PairModel:
     train_total: int
     compiled: Compiled
     seconds: dict[str, float] = field(default_factory=dict)
+    # Cross-validated share of training rows predicted right (None: not measured); the
+    # variant that learned the program (`auto` picks one per pair).
+    held_out: float | None = None
+    variant: str = ""
     far_key: str = ""
 
     def predict(self, word: Sequence[Token]) -> Word:
@@ -203,11 +209,7 @@ class Model:
             "version": FORMAT_VERSION,
             "name": self.name,
             "options": {
-                "variant": self.options.variant,
-                "window": self.options.window,
-                "max_conjuncts": self.options.max_conjuncts,
-                "max_passes": self.options.max_passes,
-                "alignment": self.options.alignment,
+                k: v for k, v in dataclasses.asdict(self.options).items() if k != "time_limit"
             },
             "columns": list(self.columns),
             "alphabet": list(self.alphabet),
@@ -223,6 +225,8 @@ class Model:
                     "cost": pm.cost,
                     "train_correct": pm.train_correct,
                     "train_total": pm.train_total,
+                    "held_out": pm.held_out,
+                    "variant": pm.variant,
                 }
                 for _, pm in sorted(self.pairs.items())
             ],
@@ -290,6 +294,8 @@ def learn_model(
             "learned", problem.source or problem.name, problem.columns[j],
         )
     alphabet = tuple(sorted(problem.alphabet()))
+    # Learning, the transducers and the interpreter all read these features.
+    features = with_vowel_classes(problem.features, alphabet)
     learned: dict[tuple[int, int], PairModel] = {}
     for k, (s, t) in enumerate(todo):
         label = f"{problem.columns[s]} -> {problem.columns[t]}"
@@ -297,19 +303,19 @@ def learn_model(
             progress(k, len(todo), label)
         deadline = None if options.time_limit is None else time.monotonic() + options.time_limit
         try:
-            result: LearnResult = learn(problem.training_pairs(s, t), problem.features, options)
+            result: LearnResult = learn(problem.training_pairs(s, t), features, options)
             started = time.perf_counter()
-            compiled = compile_program(result.program, alphabet, problem.features, deadline=deadline)
+            compiled = compile_program(result.program, alphabet, features, deadline=deadline)
         except UserError as exc:
             raise Error(f"{problem.name}: column pair {label}: {exc}") from None
         seconds = dict(result.seconds, compilation=time.perf_counter() - started)
         learned[(s, t)] = PairModel(
             s, t, result.program, result.cost, result.train_correct, result.train_total,
-            compiled, seconds,
+            compiled, seconds, result.held_out, result.variant,
         )
     if progress:
         progress(len(todo), len(todo), "done")
-    return Model(problem.columns, problem.features, options, alphabet, learned, problem.name)
+    return Model(problem.columns, features, options, alphabet, learned, problem.name)
 
 
 def _need(cond: bool, json_path: Path, what: str) -> None:
@@ -400,13 +406,9 @@ def _model_from_json(directory: Path, json_path: Path, doc: dict[str, Any]) -> M
     _need(isinstance(entries, list), json_path, "'pairs' must be a list")
     opts = doc.get("options")
     _need(isinstance(opts, dict), json_path, "'options' must be an object")
-    options = Options(
-        variant=opts["variant"],
-        window=opts["window"],
-        max_conjuncts=opts["max_conjuncts"],
-        max_passes=opts["max_passes"],
-        alignment=opts["alignment"],
-    )
+    # Options a later version added are left at their defaults; unknown ones ignored.
+    known = {f.name for f in dataclasses.fields(Options)} - {"time_limit"}
+    options = Options(**{k: v for k, v in opts.items() if k in known})
     far_path = directory / name
     if not far_path.is_file():
         raise Error(f"{far_path}: missing model transducers")
@@ -432,7 +434,10 @@ def _model_from_json(directory: Path, json_path: Path, doc: dict[str, Any]) -> M
         pairs[(s, t)] = PairModel(
             s, t, dsl.from_json(entry["program"]), float(entry["cost"]),
             int(entry["train_correct"]), int(entry["train_total"]),
-            Compiled(fst, symbols.copy()), far_key=key,
+            Compiled(fst, symbols.copy()),
+            held_out=None if entry.get("held_out") is None else float(entry["held_out"]),
+            variant=str(entry.get("variant", "")),
+            far_key=key,
         )
     name_ = doc.get("name", "")
     return Model(

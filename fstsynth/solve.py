@@ -7,9 +7,11 @@ Public API:
     choose_source(model, row, target) -> PairModel | None
 
 To fill M[i][j], every column k with a known cell in row i and a learned program k -> j
-is a candidate; the program that fits its training pairs best wins (most training
-pairs reproduced, then the lower cost, i.e. the better ranking score, then the lower
-column index). Only the column pairs some `?` needs are learned. A cell with no
+is a candidate; the program most likely to be right wins: the best cross-validated
+share of training rows when it was measured (it says how well the program
+generalizes, which reproducing its own training pairs does not), then the most
+training pairs reproduced, then the lower cost, i.e. the better ranking score, then
+the lower column index. Only the column pairs some `?` needs are learned. A cell with no
 candidate gets a best guess (the row's first known cell), so every answer file is
 complete.
 """
@@ -65,7 +67,8 @@ def choose_source(model: Model, row: Sequence[Word | None], target: int) -> Pair
     for (s, t), pm in model.pairs.items():
         if t != target or row[s] is None:
             continue
-        key = (-pm.train_correct / max(pm.train_total, 1), pm.cost, s)
+        held_out = pm.held_out if pm.held_out is not None else -1.0
+        key = (-held_out, -pm.train_correct / max(pm.train_total, 1), pm.cost, s)
         if best_key is None or key < best_key:
             best, best_key = pm, key
     return best
@@ -91,7 +94,7 @@ def solve_problem(
             answers.append(CellAnswer(i, j, guess, None))
             continue
         word = pm.predict(row[pm.source])
-        interp = pm.interpret(row[pm.source], problem.features) if check else None
+        interp = pm.interpret(row[pm.source], model.features) if check else None
         answers.append(CellAnswer(i, j, word, pm.source, interp))
     done = time.perf_counter()
     seconds = {"learn": learned - started, "predict": done - learned, "total": done - started}

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import heapq
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
-from fstsynth.alignment import align_pair, examples_from_alignment
+from fstsynth.alignment import Affinity, align_pair, examples_from_alignment, learn_affinity
 from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
@@ -47,17 +47,20 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    TierIs,
     Transformation,
     TransformationApplied,
 )
 from fstsynth.errors import UserError
-from fstsynth.interpreter import START, TaggedToken, apply_transformation, run_pass
+from fstsynth.interpreter import START, TaggedToken, apply_transformation, run, run_pass
 
 Token = str
 Word = tuple[Token, ...]
 Features = Mapping[Token, Mapping[str, bool]]
 
 VARIANTS = ("nofeature", "token", "feature")
+#: `auto` picks one of VARIANTS per column pair by cross-validation on the training rows.
+AUTO = "auto"
 
 
 class Error(UserError):
@@ -66,17 +69,31 @@ class Error(UserError):
 
 @dataclass(frozen=True)
 class Options:
-    variant: str = "token"
+    variant: str = AUTO
     window: int = 2
     max_conjuncts: int = 3
     max_passes: int = 3
     alignment: str = "global"
     beam: int = 400
     time_limit: float | None = None
+    # Learn which source token corresponds to which target token before aligning
+    # (`alignment.learn_affinity`): needed when the two columns use different symbols.
+    affinity: bool = True
+    # For a transcription into other symbols, start with a context-free token map pass
+    # (`token_map_pass`); then `max_passes` passes of rules.
+    token_map: bool = True
+    # Predicates on tiers (`TierIs`: the nearest vowels left and right) as candidates.
+    tiers: bool = True
+    # Folds of the cross-validation by which `auto` picks a variant per column pair.
+    folds: int = 3
 
     def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise Error(f"variant must be one of {', '.join(VARIANTS)}, not {self.variant!r}")
+        if self.variant not in (*VARIANTS, AUTO):
+            raise Error(
+                f"variant must be one of {', '.join((*VARIANTS, AUTO))}, not {self.variant!r}"
+            )
+        if self.folds < 2:
+            raise Error(f"folds must be at least 2, not {self.folds}")
         if self.alignment not in ("global", "local"):
             raise Error(f"alignment must be 'global' or 'local', not {self.alignment!r}")
         if not 0 <= self.window <= 6:
@@ -94,6 +111,10 @@ class LearnResult:
     train_correct: int
     train_total: int
     seconds: dict[str, float] = field(default_factory=dict)
+    variant: str = ""  # the variant that learned the program
+    # Share of training rows predicted right by programs learned without them
+    # (cross-validation; None when not measured): how far the program generalizes.
+    held_out: float | None = None
 
 
 # ------------------------------------------------------------------ ranking score
@@ -106,12 +127,22 @@ _FEATURE_COST = {"nofeature": float("inf"), "token": 0.6, "feature": 0.1}
 def predicate_cost(pred: Predicate, variant: str) -> float:
     if isinstance(pred, Not):
         return predicate_cost(pred.predicate, variant) + 0.3
+    if isinstance(pred, TierIs):
+        # Farther-reaching than a neighbour test: a little dearer, so local rules win ties.
+        base = TIER_COST + 0.5 * (abs(pred.index) - 1)
+        return base + (0.1 if pred.feature is BOUNDARY else _FEATURE_COST[variant])
     base = 1.0 + 0.5 * abs(pred.offset)
     if isinstance(pred, IsToken):
         return base + (0.1 if pred.token is BOUNDARY else _TOKEN_COST[variant])
     if isinstance(pred, Is):
         return base + _FEATURE_COST[variant]
     return base + 0.2  # TransformationApplied
+
+
+TIER_COST = 1.3
+#: Tiers that tier predicates look along (when the features define them), and how far.
+TIERS = ("vowel",)
+TIER_INDICES = (1, -1, 2, -2)
 
 
 def transformation_cost(tr: Transformation) -> float:
@@ -175,10 +206,15 @@ class TaggedExample:
 
 
 def tagged_examples(
-    word: Sequence[TaggedToken], target: Word, features: Features, mode: str
+    word: Sequence[TaggedToken],
+    target: Word,
+    features: Features,
+    mode: str,
+    affinity: Affinity | None = None,
+    one_to_one: bool | None = None,
 ) -> list[TaggedExample]:
     tokens = tuple(tok for tok, _ in word)
-    columns = align_pair(tokens, target, features, mode)
+    columns = align_pair(tokens, target, features, mode, affinity, one_to_one)
     frozen = tuple(word)
     return [
         TaggedExample(frozen, e.position, e.output)
@@ -208,6 +244,29 @@ def _atoms(
     feature_names = sorted({f for feats in features.values() for f in feats}) if use_features else []
     where: dict[Predicate, list[int]] = {}
     w = options.window
+    tiers = [t for t in TIERS if t in feature_names] if options.tiers else []
+    tier_cache: dict[tuple[int, str], list[int]] = {}
+    for k, ex in enumerate(examples):
+        for tier in tiers:
+            key = (id(ex.word), tier)
+            on = tier_cache.get(key)
+            if on is None:
+                on = [i for i, (tok, _) in enumerate(ex.word) if features.get(tok, {}).get(tier, False)]
+                tier_cache[key] = on
+            right = [i for i in on if i > ex.position]
+            left = [i for i in reversed(on) if i < ex.position]
+            for index in TIER_INDICES:
+                seq = right if index > 0 else left
+                if abs(index) > len(seq):
+                    where.setdefault(TierIs(tier, BOUNDARY, index), []).append(k)
+                    continue
+                where.setdefault(Not(TierIs(tier, BOUNDARY, index)), []).append(k)
+                feats = features.get(ex.word[seq[abs(index) - 1]][0], {})
+                for f in feature_names:
+                    if f == tier:
+                        continue
+                    pred = TierIs(tier, f, index)
+                    where.setdefault(pred if feats.get(f, False) else Not(pred), []).append(k)
     for k, ex in enumerate(examples):
         for offset in range(-w, w + 1):
             tok = ex.token_at(offset)
@@ -450,12 +509,100 @@ def synthesize_pass(
 # ------------------------------------------------------------------ passes
 
 
+# A column pair is a transcription (another script or notation) when most target
+# tokens never occur on the source side.
+_TRANSCRIPTION_SHARE = 0.5
+
+
+def _transcription(pairs: Sequence[tuple[Word, Word]]) -> bool:
+    src_vocab = {t for s, _ in pairs for t in s}
+    target_tokens = [t for _, tgt in pairs for t in tgt]
+    if not target_tokens:
+        return False
+    foreign = sum(t not in src_vocab for t in target_tokens)
+    return foreign / len(target_tokens) > _TRANSCRIPTION_SHARE
+
+
+def token_map_pass(examples: Sequence[TaggedExample]) -> Pass:
+    """A context-free first pass mapping each source token to the target token it is
+    most often aligned with (the paper's token map for transliteration, written as
+    `ReplaceBy` rules so that it is part of the program and of the transducer).
+
+    The rules after it then only learn what depends on context (an inherent vowel, a
+    sign that is not pronounced), over the target's own tokens, where features and
+    tokens generalize. Tokens most often aligned to nothing or to themselves are kept.
+    """
+    counts: dict[Token, dict[Token | None, int]] = {}
+    for ex in examples:
+        if ex.position == START:
+            continue
+        x = ex.word[ex.position][0]
+        first = ex.output[0] if ex.output else None
+        by = counts.setdefault(x, {})
+        by[first] = by.get(first, 0) + 1
+    rules = []
+    for x in sorted(counts):
+        best = min(counts[x].items(), key=lambda kv: (-kv[1], kv[0] is not None, kv[0] or ""))[0]
+        if best is not None and best != x:
+            rules.append(Rule((), ReplaceBy(x, (best,))))
+    return Pass(tuple(rules))
+
+
 def learn(
     pairs: Sequence[tuple[Word, Word]],
     features: Features,
     options: Options = Options(),
 ) -> LearnResult:
-    """Learn a program mapping each source word of `pairs` to its target."""
+    """Learn a program mapping each source word of `pairs` to its target.
+
+    With the `auto` variant, each of the paper's variants is scored by k-fold
+    cross-validation on `pairs` (rows held out, predicted by the program learned from
+    the others) and the best one learns the program from all of them. Ties go to the
+    shorter program (shorter programs generalize better, paper section 5.2), then to
+    the order of `_AUTO_ORDER`; a variant that predicts every held-out row stops the
+    search. Never looks at anything but the training rows.
+    """
+    if options.variant != AUTO:
+        return _learn_variant(pairs, features, options)
+    k = min(options.folds, len(pairs))
+    best_key = None
+    best: LearnResult | None = None
+    seconds: dict[str, float] = {}
+    for rank, variant in enumerate(_AUTO_ORDER):
+        opts = replace(options, variant=variant)
+        held = 0
+        if k >= 2:
+            for fold in range(k):
+                train = [p for i, p in enumerate(pairs) if i % k != fold]
+                test = [p for i, p in enumerate(pairs) if i % k == fold]
+                part = _learn_variant(train, features, opts)
+                held += sum(run(part.program, src, features) == tgt for src, tgt in test)
+                for key_, value in part.seconds.items():
+                    seconds[key_] = seconds.get(key_, 0.0) + value
+        result = _learn_variant(pairs, features, opts)
+        for key_, value in result.seconds.items():
+            seconds[key_] = seconds.get(key_, 0.0) + value
+        key = (-held, result.program.rule_count, rank)
+        if best_key is None or key < best_key:
+            held_out = held / len(pairs) if k >= 2 else None
+            best_key, best = key, replace(result, held_out=held_out)
+        if held == len(pairs) and k >= 2:
+            break  # every held-out row right: no variant can do better
+    assert best is not None
+    return replace(best, seconds=seconds)
+
+
+# The variants `auto` tries, in tie order: the paper's best variant overall first.
+# nofeature is left out: it is the paper's weakest, and each variant tried costs
+# (folds + 1) learning runs.
+_AUTO_ORDER = ("token", "feature")
+
+
+def _learn_variant(
+    pairs: Sequence[tuple[Word, Word]],
+    features: Features,
+    options: Options,
+) -> LearnResult:
     timer = _Timer(options.time_limit)
     seconds = {"alignment": 0.0, "synthesis": 0.0}
     current: list[list[TaggedToken]] = [[(tok, None) for tok in src] for src, _ in pairs]
@@ -466,6 +613,28 @@ def learn(
         return sum(tuple(t for t, _ in w) == tgt for w, tgt in zip(words, targets))
 
     score = n_correct(current)
+    started = time.perf_counter()
+    affinity = learn_affinity(pairs, features, options.alignment) if options.affinity else None
+    # Position-by-position alignment only when the whole column pair looks like word ->
+    # stress marks (always the same length, no shared tokens), not for a pair that
+    # happens to be as long as its transcription.
+    src_vocab = {t for s, _ in pairs for t in s}
+    tgt_vocab = {t for _, t in pairs for t in t}
+    one_to_one = bool(pairs) and all(len(s) == len(t) for s, t in pairs) and not (src_vocab & tgt_vocab)
+    seconds["alignment"] += time.perf_counter() - started
+    if options.token_map and not one_to_one and _transcription(pairs):
+        started = time.perf_counter()
+        examples = [
+            ex
+            for word, tgt in zip(current, targets)
+            for ex in tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one)
+        ]
+        map_pass = token_map_pass(examples)
+        seconds["alignment"] += time.perf_counter() - started
+        if map_pass.rules:
+            passes.append(map_pass)
+            current = [run_pass(map_pass, word, features) for word in current]
+            score = n_correct(current)
     for _ in range(options.max_passes):
         if score == len(pairs):
             break
@@ -473,7 +642,9 @@ def learn(
         examples = []
         for word, tgt in zip(current, targets):
             timer.check()  # alignment is quadratic in word length: bound it too
-            examples.extend(tagged_examples(word, tgt, features, options.alignment))
+            examples.extend(
+                tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one)
+            )
         seconds["alignment"] += time.perf_counter() - started
         started = time.perf_counter()
         pass_ = synthesize_pass(examples, features, options, timer)
@@ -488,7 +659,7 @@ def learn(
         current, score = new, new_score
     program = Program(tuple(passes))
     cost = sum(rule_cost(r, options.variant) for p in passes for r in p.rules)
-    return LearnResult(program, cost, score, len(pairs), seconds)
+    return LearnResult(program, cost, score, len(pairs), seconds, options.variant)
 
 
 __all__ = [

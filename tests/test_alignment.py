@@ -49,3 +49,74 @@ def test_every_target_token_is_produced_once_in_order():
 def test_vowel_guess_and_feature_override():
     assert is_vowel("aː", {}) and is_vowel("ø", {}) and not is_vowel("t͡ʃ", {})
     assert not is_vowel("a", {"a": {"vowel": False}})
+
+
+from fstsynth.alignment import (
+    align_pair,
+    examples_from_pair,
+    is_vowel,
+    learn_affinity,
+    with_vowel_classes,
+)
+
+# An invented script (Greek capitals) and its transcription: each letter is one
+# sound, a final consonant without "Ω" takes an inherent "a", "Ω" is silent.
+SCRIPT_PAIRS = [
+    (tuple("ΒΔΩ"), ("b", "d")),
+    (tuple("ΔΒ"), ("d", "a", "b", "a")),
+    (tuple("ΒΚΩ"), ("b", "k")),
+    (tuple("ΚΔ"), ("k", "a", "d", "a")),
+    (tuple("ΔΚΩ"), ("d", "k")),
+]
+
+
+def test_affinity_links_each_letter_to_its_sound():
+    affinity = learn_affinity(SCRIPT_PAIRS, {})
+    for letter, sound in [("Β", "b"), ("Δ", "d"), ("Κ", "k")]:
+        best = max((v, y) for (x, y), v in affinity.items() if x == letter)
+        assert best[1] == sound
+    assert all(x != y for x, y in affinity)
+
+
+def test_affinity_makes_the_silent_sign_a_deletion():
+    affinity = learn_affinity(SCRIPT_PAIRS, {})
+    examples = examples_from_pair(tuple("ΔΒ"), ("d", "a", "b", "a"), {}, "global", affinity, False)
+    outputs = {e.position: e.output for e in examples}
+    assert outputs == {-1: (), 0: ("d", "a"), 1: ("b", "a")}
+    examples = examples_from_pair(tuple("ΒΔΩ"), ("b", "d"), {}, "global", affinity, False)
+    assert [e.output for e in examples] == [(), ("b",), ("d",), ()]
+
+
+def test_equal_length_transcription_is_not_forced_one_to_one():
+    # Three letters, three sounds, but "ΔΩ" + inherent vowel: not position by position.
+    affinity = learn_affinity(SCRIPT_PAIRS, {})
+    columns = align_pair(tuple("ΒΔΩ"), ("b", "a", "d"), {}, "global", affinity, one_to_one=False)
+    assert (0, 0) in columns and (1, 2) in columns
+    forced = align_pair(tuple("ΒΔΩ"), ("b", "a", "d"), {}, "global", affinity, one_to_one=True)
+    assert forced == ((0, 0), (1, 1), (2, 2))
+
+
+def test_vowel_classes_from_unicode_when_the_problem_has_none():
+    features = with_vowel_classes({"x": {"vowel": True}}, ["x", "а", "н", "ग", "ी", "्", "1"])
+    assert features["x"] == {"vowel": True}  # the problem's own word stands
+    assert features["а"] == {"vowel": True, "cons": False}  # Cyrillic a
+    assert features["н"] == {"vowel": False, "cons": True}
+    assert features["ग"] == {"vowel": False, "cons": True}  # Devanagari GA
+    assert features["ी"]["vowel"] is True  # vowel sign II
+    assert features["्"] == {"vowel": False, "cons": False}  # virama
+    assert features["1"] == {"vowel": False, "cons": False}
+    assert is_vowel("अ", {}) and not is_vowel("क", {})
+
+
+def test_token_map_pass_then_context_rules_learn_the_inherent_vowel():
+    from fstsynth.interpreter import run
+    from fstsynth.synthesis import Options, learn
+
+    features = with_vowel_classes({}, [t for s, t in SCRIPT_PAIRS for t in s + t])
+    result = learn(SCRIPT_PAIRS, features, Options(variant="feature"))
+    assert result.train_correct == len(SCRIPT_PAIRS)
+    first = result.program.passes[0]
+    assert all(not r.predicates for r in first.rules)  # the context-free token map
+    # A word never seen: the map and the inherent-vowel rule generalize.
+    assert run(result.program, tuple("ΚΒ"), features) == ("k", "a", "b", "a")
+    assert run(result.program, tuple("ΚΒΩ"), features) == ("k", "b")

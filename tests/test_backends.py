@@ -20,6 +20,7 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    TierIs,
     TransformationApplied,
 )
 
@@ -139,3 +140,93 @@ def test_unknown_token_passes_through(backend):
 def test_unknown_token_is_copied_back(backend):
     program = one_pass(Rule((IsToken(BOUNDARY, 1),), CopyInsert(0)))
     assert run(backend, program, "b a q", alphabet=ALPHABET) == "b a q q"
+
+
+# ------------------------------------------------------------------ tier predicates
+
+TIER_FEATURES = {
+    "a": {"vowel": True},
+    "i": {"vowel": True},
+    "o": {"vowel": True, "long": True},
+    "b": {"vowel": False},
+    "t": {"vowel": False},
+}
+TIER_ALPHABET = ("a", "i", "o", "b", "t", "1", "0")
+
+
+def tier_run(backend, program, word):
+    return " ".join(run_with(backend, program, tuple(word.split()), TIER_FEATURES, TIER_ALPHABET))
+
+
+def test_tier_last_vowel_gets_stress(backend):
+    # The last vowel: a vowel with no vowel to its right, however many consonants follow.
+    program = one_pass(
+        Rule((Is("vowel", 0), TierIs("vowel", BOUNDARY, 1)), ReplaceAnyBy(("1",))),
+        Rule((), ReplaceAnyBy(("0",))),
+    )
+    assert tier_run(backend, program, "b a t i t t") == "0 0 0 1 0 0"
+    assert tier_run(backend, program, "t a") == "0 1"
+    assert tier_run(backend, program, "t t") == "0 0"
+
+
+def test_tier_first_and_second_vowel_to_the_left(backend):
+    program = one_pass(
+        Rule((Is("vowel", 0), TierIs("vowel", BOUNDARY, -1)), ReplaceAnyBy(("1",))),
+        Rule((Is("vowel", 0), TierIs("vowel", BOUNDARY, -2)), ReplaceAnyBy(("0",))),
+    )
+    # First vowel -> 1; the second vowel (exactly one vowel to its left) -> 0.
+    assert tier_run(backend, program, "b a t i b o a") == "b 1 t 0 b o a"
+
+
+def test_tier_feature_of_next_vowel_and_negation(backend):
+    program = one_pass(
+        Rule((Is("vowel", 0), TierIs("vowel", "long", 1)), ReplaceAnyBy(("i",))),
+        Rule((Not(Is("vowel", 0)), Not(TierIs("vowel", BOUNDARY, 1)), Not(TierIs("vowel", "long", 1))), Delete()),
+    )
+    # "a" before a long vowel (across consonants) -> "i"; a consonant with a short vowel
+    # somewhere after it is deleted; one whose next vowel is long, or with none, stays.
+    assert tier_run(backend, program, "a t b o t a b") == "i t b o a b"
+
+
+def test_tier_at_start_position_and_with_offsets(backend):
+    program = one_pass(
+        # Prefix "t" when the word's first vowel is long.
+        Rule((IsToken(BOUNDARY, 0), TierIs("vowel", "long", 1)), Insert(("t",))),
+        Rule((IsToken("b", -1), TierIs("vowel", "long", -1)), ReplaceBy("a", ("i",))),
+    )
+    assert tier_run(backend, program, "b o b a") == "t b o b i"
+    assert tier_run(backend, program, "b a b a") == "b a b a"
+
+
+def test_tier_reads_unknown_tokens_as_off_tier(backend):
+    program = one_pass(Rule((Is("vowel", 0), TierIs("vowel", BOUNDARY, 1)), ReplaceAnyBy(("1",))))
+    assert tier_run(backend, program, "a q a q") == "a q 1 q"
+
+
+def test_tier_predicates_agree_on_every_short_word():
+    """Exhaustive agreement of the two backends on a program mixing tier predicates
+    (both directions, both indices, negated, boundary) with offsets, on every word of
+    up to 4 tokens, including an unseen one."""
+    import itertools
+
+    from fstsynth.compiler import compile_program
+    from fstsynth.interpreter import run as interpret
+
+    program = Program(
+        (
+            Pass(
+                (
+                    Rule((Is("vowel", 0), TierIs("vowel", BOUNDARY, 1), TierIs("vowel", "long", -1)), ReplaceAnyBy(("1",))),
+                    Rule((Not(TierIs("vowel", BOUNDARY, -2)), IsToken("t", 0)), Delete()),
+                    Rule((IsToken(BOUNDARY, 0), Not(TierIs("vowel", "long", 2))), Insert(("b",))),
+                    Rule((Not(Is("vowel", 0)), TierIs("vowel", "long", 1), IsToken("a", -1)), CopyInsert(-1)),
+                )
+            ),
+            Pass((Rule((TierIs("vowel", BOUNDARY, 1), Not(IsToken(BOUNDARY, 1))), Insert(("i",))),)),
+        )
+    )
+    compiled = compile_program(program, TIER_ALPHABET, TIER_FEATURES)
+    for n in range(5):
+        for word in itertools.product(("a", "o", "t", "b", "q"), repeat=n):
+            expected = interpret(program, compiled.map_unknown(word), TIER_FEATURES)
+            assert compiled.apply(word) == expected, word

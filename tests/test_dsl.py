@@ -18,6 +18,7 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    TierIs,
     TransformationApplied,
 )
 
@@ -27,6 +28,9 @@ EVERY_NODE = [
     Is("voice", -1),
     TransformationApplied(ReplaceBy("l", ("h",)), 1),
     Not(Is("vowel", 2)),
+    TierIs("vowel", "long", 1),
+    TierIs("vowel", BOUNDARY, -2),
+    Not(TierIs("cons", BOUNDARY, 1)),
     ReplaceBy("a", ("i",)),
     ReplaceAnyBy(("s", "h")),
     Insert(("z",)),
@@ -61,6 +65,7 @@ def test_prints_in_the_papers_notation():
         'TransformationApplied(w, ReplaceBy(x, "l", "h"), 1)'
     )
     assert str(Pass((Rule((), Delete()), Rule((), Identity())))) == "Else(Delete(x), Identity(x))"
+    assert str(TierIs("vowel", BOUNDARY, 1)) == 'TierIs(w, "vowel", $, 1)'
     # A real token "$" is quoted; the boundary is not.
     assert str(IsToken("$", 0)) == 'IsToken(w, "$", 0)'
 
@@ -78,6 +83,8 @@ def test_nodes_are_immutable():
         {"type": "IsToken", "token": "a"},
         {"type": "Insert", "tokens": "a b"},
         {"type": "Pass", "rules": {}},
+        {"type": "TierIs", "tier": "vowel", "feature": None, "index": 0},
+        {"type": "TierIs", "tier": "vowel", "feature": None},
         [],
     ],
 )
