@@ -49,6 +49,7 @@ from fstsynth.dsl import (
     TierIs,
     Transformation,
     TransformationApplied,
+    looks_unboundedly_right,
     referenced_tags,
 )
 
@@ -543,7 +544,10 @@ class Compiled:
         """The program's passes as deterministic tables (built once, on first use)."""
         if self.walker is None:
             if self._passes is None:
-                raise Error("this transducer was loaded without its passes; recompile the program")
+                raise Error(
+                    "no deterministic tables for this transducer (loaded without its passes, "
+                    "or a rule looks unboundedly far right); use apply"
+                )
             self.walker = Walker.build(self._passes, self._syms, self.labels, self.tokens)
             self._passes = None  # the tables replace the pass compilers
         return self.walker
@@ -810,7 +814,10 @@ def compile_program(
     external = syms.external
     cascade.set_input_symbols(external)
     cascade.set_output_symbols(external)
-    return Compiled(cascade, external, time.perf_counter() - started, pass_compilers, syms)
+    # A pass that looks unboundedly far right is not subsequential: determinizing it
+    # would not terminate, so such programs are applied through the cascade only.
+    tables = None if looks_unboundedly_right(program) else pass_compilers
+    return Compiled(cascade, external, time.perf_counter() - started, tables, syms)
 
 
 def _program_tokens(program: Program) -> set[Token]:

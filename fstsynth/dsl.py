@@ -387,7 +387,7 @@ class ParseError(Error):
     """Text in the paper's notation could not be parsed; the message says where."""
 
 
-_PREDICATE_NAMES = {"IsToken", "Is", "TransformationApplied", "Not"}
+_PREDICATE_NAMES = {"IsToken", "Is", "TransformationApplied", "TierIs", "Not"}
 
 
 class _Parser:
@@ -506,6 +506,16 @@ class _Parser:
             feature = self.string()
             self.expect(",")
             pred = Is(feature, self.integer())
+        elif name == "TierIs":
+            tier = self.string()
+            self.expect(",")
+            tier_feature = self.token_or_boundary()
+            self.expect(",")
+            index = self.integer()
+            try:
+                pred = TierIs(tier, tier_feature, index)
+            except Error as exc:
+                raise ParseError(f"could not parse {self.text!r}: {exc}") from None
         else:
             tr_name = self.name()
             self.expect("(")
@@ -555,3 +565,18 @@ def parse(text: str) -> Any:
     node = parser.node()
     parser.done()
     return node
+
+
+def looks_unboundedly_right(program: Program) -> bool:
+    """True if some rule tests a tier to the right (`TierIs` with index > 0).
+
+    Such a rule depends on tokens arbitrarily far ahead, so its pass is not a
+    subsequential function and has no deterministic (left-to-right) table form.
+    """
+
+    def right(pred: Predicate) -> bool:
+        while isinstance(pred, Not):
+            pred = pred.predicate
+        return isinstance(pred, TierIs) and pred.index > 0
+
+    return any(right(p) for pass_ in program.passes for r in pass_.rules for p in r.predicates)

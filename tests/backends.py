@@ -5,8 +5,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Mapping, Sequence
 
+import pytest
+
 from fstsynth.compiler import compile_program
-from fstsynth.dsl import Program
+from fstsynth.dsl import Program, looks_unboundedly_right
 from fstsynth.interpreter import run
 
 #: "tables" is the transducer walked as per-pass deterministic tables (`Compiled.fast`).
@@ -35,5 +37,7 @@ def run_with(
     if backend == "interpreter":
         return run(program, compiled.map_unknown(word), features)
     if backend == "tables":
+        if looks_unboundedly_right(program):
+            pytest.skip("a rule looks unboundedly far right: no deterministic tables exist")
         return compiled.fast()(word)
     return compiled.apply(word)

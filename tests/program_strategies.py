@@ -36,6 +36,7 @@ from fstsynth.dsl import (
     Insert,
     Is,
     IsToken,
+    TierIs,
     Not,
     Pass,
     Program,
@@ -63,7 +64,7 @@ _offset = st.integers(-MAX_OFFSET, MAX_OFFSET)
 _index = st.integers(0, 63)
 _bool = st.booleans()
 _small = [st.integers(0, n) for n in range(8)]
-_PREDICATE_KINDS = ("IsToken", "boundary", "Is", "TransformationApplied")
+_PREDICATE_KINDS = ("IsToken", "boundary", "Is", "TierIs", "TransformationApplied")
 _TRANSFORMATION_KINDS = (
     "ReplaceBy", "ReplaceAnyBy", "Insert", "Delete", "CopyReplace", "CopyInsert", "Identity",
 )
@@ -112,7 +113,7 @@ def _predicate(
     draw: st.DrawFn, alphabet: tuple[str, ...], tags: tuple[Transformation, ...]
 ) -> dsl.Predicate:
     """Any predicate type (wrapped in 0-2 `Not`); `TransformationApplied` names `tags` only."""
-    kinds = _PREDICATE_KINDS if tags else _PREDICATE_KINDS[:3]
+    kinds = _PREDICATE_KINDS if tags else _PREDICATE_KINDS[:4]
     kind = _pick(draw, kinds)
     offset = draw(_offset)
     pred: dsl.Predicate
@@ -122,6 +123,9 @@ def _predicate(
         pred = IsToken(BOUNDARY, offset)
     elif kind == "Is":
         pred = Is(_pick(draw, FEATURE_NAMES), offset)
+    elif kind == "TierIs":
+        index = offset if offset else 1
+        pred = TierIs(_pick(draw, FEATURE_NAMES), _pick(draw, FEATURE_NAMES + (BOUNDARY,)), index)
     else:
         pred = TransformationApplied(_pick(draw, tags), offset)
     for _ in range(draw(_small[2]) % 3 if draw(_bool) else 0):

@@ -16,6 +16,7 @@ from fstsynth.dsl import (
     Insert,
     Is,
     IsToken,
+    TierIs,
     Not,
     Pass,
     Program,
@@ -99,6 +100,17 @@ PROGRAMS: dict[str, Program] = {
                 )
             ),
             Pass((Rule((IsToken("b", 0), IsToken("b", 1)), Delete()),)),
+        )
+    ),
+    "stress-and-harmony-on-tiers": Program(
+        (
+            Pass(
+                (
+                    Rule((Is("vowel", 0), TierIs("vowel", BOUNDARY, 1)), ReplaceAnyBy(("1",))),
+                    Rule((Is("vowel", 0), TierIs("vowel", "front", -1)), ReplaceAnyBy(("e",))),
+                    Rule((Not(Is("vowel", 0)), Not(TierIs("voice", BOUNDARY, -2))), Delete()),
+                )
+            ),
         )
     ),
 }
