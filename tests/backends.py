@@ -10,6 +10,7 @@ import pytest
 from fstsynth.compiler import compile_program
 from fstsynth.dsl import Program, looks_unboundedly_right
 from fstsynth.interpreter import run
+from fstsynth.model import restore_unknown
 
 #: "tables" is the transducer walked as per-pass deterministic tables (`Compiled.fast`).
 BACKENDS = ("interpreter", "transducer", "tables")
@@ -33,11 +34,16 @@ def run_with(
     alphabet: Sequence[str] = (),
 ) -> tuple[str, ...]:
     features = features or {}
-    compiled = _compiled(program, tuple(sorted(set(alphabet) | set(word))), _freeze(features))
+    # With an alphabet given, a word's other tokens stay unseen (read as <unk>).
+    compiled = _compiled(program, tuple(sorted(set(alphabet) or set(word))), _freeze(features))
+    mapped = compiled.map_unknown(word)
     if backend == "interpreter":
-        return run(program, compiled.map_unknown(word), features)
-    if backend == "tables":
+        output = run(program, mapped, features)
+    elif backend == "tables":
         if looks_unboundedly_right(program):
             pytest.skip("a rule looks unboundedly far right: no deterministic tables exist")
-        return compiled.fast()(word)
-    return compiled.apply(word)
+        output = compiled.fast()(word)
+    else:
+        output = compiled.apply(word)
+    # As `PairModel.predict` does: unseen tokens come back where they were kept or copied.
+    return restore_unknown(word, mapped, output)
