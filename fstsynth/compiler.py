@@ -463,6 +463,7 @@ def compile_program(
             deadline
         )
         cascade = pynini.compose(cascade, compiled)
+        _check_deadline(deadline)
         in_tags = [None, *sorted(next_tags, key=str)]
     # Unframe: drop <s>.
     unframe = _label_map([(start, [])], star=False)
