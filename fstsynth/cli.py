@@ -211,7 +211,11 @@ def _stdin_lines() -> List[str]:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise UserError(f"<stdin>: line {line}: not valid UTF-8") from None
-    return text.splitlines()
+    # Only \n ends a line (str.splitlines would also split at \x1c, \u2028, ...).
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 @app.command()

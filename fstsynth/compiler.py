@@ -802,6 +802,7 @@ def compile_program(
         pc = _PassCompiler(pass_, in_tags, next_tags, token_list, features, syms, last)
         cascade = pynini.compose(cascade, pc.compile(deadline))
         pass_compilers.append(pc)
+        _check_deadline(deadline)
         in_tags = [None, *sorted(next_tags, key=str)]
     # Unframe: drop <s>.
     unframe = _label_map([(start, [])], star=False)

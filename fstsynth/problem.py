@@ -152,10 +152,13 @@ def _check_tokens(path: Path, where: str, word: Word) -> None:
 
 
 def load_problem(path: str | Path) -> Problem:
-    """Read a problem from JSON (a `.json` file, or one starting with `{` or `[`) or TSV."""
+    """Read a problem from JSON (a `.json` file, or one starting with `{`) or TSV.
+
+    Not `[`: a TSV may well start with a `[` token.
+    """
     path = Path(path)
     text = _read_text(path)
-    if path.suffix.lower() == ".json" or text.lstrip().startswith(("{", "[")):
+    if path.suffix.lower() == ".json" or text.lstrip().startswith("{"):
         return _parse_json_problem(path, text)
     return _parse_tsv_problem(path, text)
 

@@ -234,3 +234,28 @@ def test_loading_executes_nothing():
 def test_model_round_trip(copy):
     model = load_model(copy)
     assert model.pair().predict(("b", "ʊ", "ʃ")) == ("b", "ʊ", "ʃ", "ɪ", "z")
+
+
+def test_check_far_reports_a_hanging_reader(tmp_path, monkeypatch):
+    import exporters.far as far
+
+    path = tmp_path / "x.far"
+    path.write_bytes(far.FAR_MAGIC + bytes(64))
+    monkeypatch.setattr(far, "_CHECK_CODE", "import time; time.sleep(60)")
+    monkeypatch.setattr(far, "CHECK_SECONDS", 1.0)
+    with pytest.raises(far.Error, match=r"x.far: corrupted FAR archive \(reading it took over 1 s\)"):
+        check_far(path)
+
+
+def test_transducer_without_output_is_a_damaged_model(copy):
+    """A doctored but well-formed FST may accept nothing: one error line, not a crash."""
+    import pynini
+
+    from fstsynth.model import Error
+
+    pm = load_model(copy).pair()
+    empty = pynini.Fst()
+    empty.set_start(empty.add_state())  # no final state: the empty relation
+    pm.compiled.fst = empty
+    with pytest.raises(Error, match=r"^transducer 'pair-0-1' gives no valid output for 'k a t': the model is damaged$"):
+        pm.predict(("k", "a", "t"))
