@@ -152,6 +152,10 @@ class Model:
                 "max_conjuncts": self.options.max_conjuncts,
                 "max_passes": self.options.max_passes,
                 "alignment": self.options.alignment,
+                "affinity": self.options.affinity,
+                "token_map": self.options.token_map,
+                "tiers": self.options.tiers,
+                "folds": self.options.folds,
             },
             "columns": list(self.columns),
             "alphabet": list(self.alphabet),
@@ -260,6 +264,11 @@ def load_model(directory: str | Path) -> Model:
             max_conjuncts=opts["max_conjuncts"],
             max_passes=opts["max_passes"],
             alignment=opts["alignment"],
+            # Absent from models written before these options existed.
+            affinity=bool(opts.get("affinity", True)),
+            token_map=bool(opts.get("token_map", True)),
+            tiers=bool(opts.get("tiers", True)),
+            folds=int(opts.get("folds", 3)),
         )
         columns = tuple(doc["columns"])
         features = {tok: dict(f) for tok, f in doc["features"].items()}
