@@ -1,8 +1,9 @@
 """Synthesis: learn a program from word pairs (FlashMeta-style candidates, NDSyn selection).
 
 Public API:
-    Options, LearnResult
-    learn(pairs, features, options) -> LearnResult
+    Options, LearnResult, VARIANTS, AUTO
+    learn(pairs, features, options) -> LearnResult   (variant "auto": chosen by k-fold CV)
+    token_map_pass(examples) -> Pass                 (first pass of a transcription)
     synthesize_pass(examples, features, options) -> Pass
     rule_cost(rule, variant) -> float       (the ranking score is its negation)
 
@@ -665,7 +666,9 @@ def _learn_variant(
 __all__ = [
     "Options",
     "LearnResult",
+    "AUTO",
     "learn",
+    "token_map_pass",
     "synthesize_pass",
     "rule_cost",
     "VARIANTS",

@@ -37,3 +37,19 @@ def test_auto_is_deterministic():
     first = learn(PAIRS, FEATURES, Options(variant="auto"))
     second = learn(list(PAIRS), FEATURES, Options(variant="auto"))
     assert first.program == second.program and first.held_out == second.held_out
+
+
+def test_model_file_keeps_the_chosen_variant_and_held_out_share(tmp_path):
+    from conftest import DATA
+    from fstsynth.model import learn_model, load_model
+    from fstsynth.problem import load_problem
+
+    problem = load_problem(DATA / "paradigm.json")
+    pairs = problem.column_pairs()[:1]
+    model = learn_model(problem, Options(tiers=False), pairs=pairs)
+    model.save(tmp_path / "m")
+    loaded = load_model(tmp_path / "m")
+    assert loaded.options == model.options
+    for key, pm in model.pairs.items():
+        assert pm.variant in ("token", "feature") and pm.held_out is not None
+        assert (loaded.pairs[key].variant, loaded.pairs[key].held_out) == (pm.variant, pm.held_out)
