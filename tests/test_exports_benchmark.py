@@ -23,11 +23,26 @@ TOOLS = (
 )
 
 
+# Bigger transducers take the external tools minutes each (see the skip below).
+MAX_ARCS = 1_000_000
+
+
+def _arcs(fst) -> int:
+    return sum(fst.num_arcs(state) for state in fst.states())
+
+
 @needs_benchmark
 @pytest.mark.parametrize("name", [p.stem for p in benchmark_problems()] or ["(none)"])
 def test_every_tool_gives_fstsynth_outputs(name: str, benchmark_models, tmp_path: Path) -> None:
     require(*TOOLS)
     problem, model = benchmark_models[name]
+    sizes = {key: _arcs(pm.compiled.fst) for key, pm in model.pairs.items()}
+    too_big = {key: n for key, n in sizes.items() if n > MAX_ARCS}
+    if too_big:
+        pytest.skip(
+            f"transducers over {MAX_ARCS:,} arcs ({too_big}) take HFST and foma minutes to "
+            "read; checked by hand, outside the 10-minute suite"
+        )
     model_dir = tmp_path / "model"
     model.save(model_dir)
     checked = 0
