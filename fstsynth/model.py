@@ -355,7 +355,12 @@ def load_model(directory: str | Path) -> Model:
     except json.JSONDecodeError as exc:
         raise Error(
             f"{json_path}: line {exc.lineno}: damaged model JSON: {exc.msg}"
-            + (" (the file is truncated)" if exc.pos >= len(text.rstrip()) else "")
+            # A string cut off by the end of the file is reported at its start.
+            + (
+                " (the file is truncated)"
+                if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+                else ""
+            )
         ) from None
     except RecursionError:
         raise Error(f"{json_path}: damaged model JSON: nested too deeply") from None

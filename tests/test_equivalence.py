@@ -66,7 +66,7 @@ def test_learned_programs_agree_on_training_and_test_words(name, benchmark_model
     for (s, t), pm in pairs:
         sources = problem.known_words(s)  # training rows and test rows alike
         for word in sources:
-            assert pm.predict(word) == pm.interpret(word, problem.features), (name, s, t, word)
+            assert pm.predict(word) == pm.interpret(word, model.features), (name, s, t, word)
 
 
 @pytest.mark.parametrize("name", BENCHMARK)
@@ -78,4 +78,4 @@ def test_learned_programs_agree_on_random_words(name, benchmark_models, data):
     alphabet = sorted(problem.alphabet())
     for (s, t), pm in pairs:
         word = data.draw(words(alphabet, max_size=10), label=f"{s}->{t}")
-        assert pm.predict(word) == pm.interpret(word, problem.features), (name, s, t, word)
+        assert pm.predict(word) == pm.interpret(word, model.features), (name, s, t, word)

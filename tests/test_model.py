@@ -30,7 +30,7 @@ def test_save_load_round_trip(paradigm_model):
         other = loaded.pairs[key]
         assert other.program == pm.program
         for word in problem.known_words(pm.source):
-            assert other.predict(word) == pm.predict(word) == pm.interpret(word, problem.features)
+            assert other.predict(word) == pm.predict(word) == pm.interpret(word, model.features)
 
 
 def test_model_json_is_versioned_and_readable(paradigm_model):
