@@ -24,7 +24,7 @@ from fstsynth.fileio import check_writable
 from fstsynth.model import Model, load_model, learn_model
 from fstsynth.parallel import solve_files
 from fstsynth.problem import Problem, load_problem, nfc
-from fstsynth.solve import SolveReport, write_answers
+from fstsynth.solve import fallback_report, write_answers
 from fstsynth.synthesis import Options
 
 app = typer.Typer(
@@ -388,7 +388,7 @@ def solve(
                     f"fstsynth: {path.name}: cannot learn ({result.learn_error}); writing best guesses",
                     err=True,
                 )
-                report = _fallback_report(problem)
+                report = fallback_report(problem)
                 failures += 1
             else:
                 report = result.report
@@ -415,16 +415,6 @@ def solve(
             raise typer.Exit(2)
 
     _guard(body)
-
-
-def _fallback_report(problem: Problem) -> SolveReport:
-    from fstsynth.solve import CellAnswer
-
-    answers = [
-        CellAnswer(i, j, next((c for c in problem.cells[i] if c is not None), ()), None)
-        for i, j in problem.queries
-    ]
-    return SolveReport(problem.name, answers, None)
 
 
 if __name__ == "__main__":  # pragma: no cover

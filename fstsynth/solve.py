@@ -3,6 +3,7 @@
 Public API:
     CellAnswer, SolveReport
     solve_problem(problem, options, check=False, progress=None) -> SolveReport
+    best_guess(row), fallback_report(problem)   (answers when nothing can be learned)
     write_answers(problem, report, out_dir) -> Path
     choose_source(model, row, target) -> PairModel | None
 
@@ -74,6 +75,17 @@ def choose_source(model: Model, row: Sequence[Word | None], target: int) -> Pair
     return best
 
 
+def best_guess(row: Sequence[Word | None]) -> Word:
+    """The answer for a cell no program can reach: the row's first known cell."""
+    return next((c for c in row if c is not None), ())
+
+
+def fallback_report(problem: Problem) -> SolveReport:
+    """Best guesses for every `?`, for a problem that could not be learned."""
+    answers = [CellAnswer(i, j, best_guess(problem.cells[i]), None) for i, j in problem.queries]
+    return SolveReport(problem.name, answers, None)
+
+
 def solve_problem(
     problem: Problem,
     options: Options = Options(),
@@ -90,8 +102,7 @@ def solve_problem(
         row = problem.cells[i]
         pm = choose_source(model, row, j) if model else None
         if pm is None:
-            guess = next((c for c in row if c is not None), ())
-            answers.append(CellAnswer(i, j, guess, None))
+            answers.append(CellAnswer(i, j, best_guess(row), None))
             continue
         word = pm.predict(row[pm.source])
         interp = pm.interpret(row[pm.source], model.features) if check else None
