@@ -8,13 +8,19 @@ Public API:
 Scheme (DESIGN.md section 5). The word is framed as `<s> w` (the start position is a
 real symbol inside the cascade, so prefixes are ordinary insertions after it). For each
 pass, with first-match-wins and simultaneous contexts:
-1. every rule, in order, is a `cdrewrite` that rewrites a still-unmarked symbol into a
-   *marked* symbol recording what will be output there (and, for Copy rules, split per
-   copied token, which token it copies). Contexts accept a symbol whether marked or not,
-   so every rule reads the pass's input;
-2. one context-free map realizes each marked symbol as its output tokens, each carrying
-   the tag the next pass can test with `TransformationApplied` (tags no later predicate
-   tests are dropped, which cannot change any outcome).
+0. the pass's input symbols are partitioned into classes that no predicate of the pass
+   tells apart (and, for a Copy rule reading another position, by the copied token);
+   steps 1-2 run over class labels, a few dozen at most, instead of every token;
+1. every rule, in order, is a `cdrewrite` that rewrites a still-unmarked class into a
+   *marked* class recording the rule (and, for Copy rules reading another position,
+   split per copied token, which token it copies). Contexts accept a class whether
+   marked or not, so every rule reads the pass's input;
+2. the marked strings, as an acceptor (a mark names its class, so the output side says
+   everything), are minimized once: the pass's *decisions*;
+3. each decision arc is realized as one arc per member symbol of its class, from the
+   symbol to its output tokens, each carrying the tag the next pass can test with
+   `TransformationApplied` (tags no later predicate tests are dropped, which cannot
+   change any outcome).
 Passes compose in order; a last map removes `<s>`. The result is optimized and
 arc-sorted once. A token never seen in training is read as `UNK` (`<unk>`), an ordinary
 symbol with no features that matches no `IsToken`: the interpreter is run on the same
@@ -64,11 +70,12 @@ BOS_LABEL, EOS_LABEL = 0xF8FE, 0xF8FF  # the labels cdrewrite reserves for [BOS]
 
 _ONE = pynini.Weight.one("tropical")
 
-#: Optimize the chain of a pass's rewrites after every this many compositions: the
-#: unoptimized chain grows (18k states after 46 rules where the optimized one has 1.5k),
-#: while optimizing after each one costs more than it saves (DESIGN.md section 8);
-#: every 8 was about 15-25% faster than either on the largest dev-split passes.
-OPTIMIZE_EVERY = 8
+#: Optimize the chain of a pass's rewrites when it has grown this many times past its
+#: last optimized size (plus 1000 states): unoptimized, a chain of rules with
+#: lookahead contexts multiplies (a copy rule split per copied token, each with a tier
+#: context, reached 2.7M states after 15 rewrites where the optimized chain has 2k),
+#: while optimizing after every rewrite costs more than it saves on plain chains.
+GROWTH_BEFORE_OPTIMIZE = 4
 
 
 class Error(Exception):
@@ -218,9 +225,54 @@ class _PassCompiler:
         self.token_of = {label: tok for (tok, _), label in self.in_symbol.items()}
         self.tag_of = {label: tag for (_, tag), label in self.in_symbol.items()}
         self.start = syms.plain(START_SYMBOL)
+        # The rules are compiled over classes of input symbols, not the symbols
+        # themselves: symbols no predicate of the pass tells apart are one class.
         self.real = set(self.in_symbol.values())
+        self.members: dict[int, list[int]] = {self.start: [self.start]}
+        self.real = self._classes()
         self.marks: dict[int, list[int]] = {s: [] for s in self.real | {self.start}}
-        self.realize: dict[int, list[int]] = {}
+        # mark -> (class or start, transformation, copied token)
+        self.mark_info: dict[int, tuple[int, Transformation, Token | None]] = {}
+
+    def _classes(self) -> set[int]:
+        """Partition the input symbols by what every predicate, transformation source
+        and copied token of the pass says of them; one label per class.
+
+        A class stands in for its members while the rules are compiled (a predicate is
+        evaluated on its first member, which answers for all); the members come back
+        when the decisions are realized (`_realized`). Fewer symbols make every
+        rewrite and composition smaller: this is what keeps compilation fast.
+        """
+        atoms: set[frozenset[int]] = set()
+        for rule in self.pass_.rules:
+            slots = self._slots(rule)
+            atoms.update(frozenset(slot.symbols) for slot in slots.values())
+            atoms.update(frozenset(slot.symbols) for slot in self._tier_slots(rule).values())
+            for pred in rule.predicates:
+                inner = pred
+                while isinstance(inner, Not):
+                    inner = inner.predicate
+                if isinstance(inner, TierIs):
+                    atoms.add(frozenset(self._tier(inner.tier)))
+            tr = rule.transformation
+            if isinstance(tr, ReplaceBy):
+                atoms.add(frozenset(s for s in self.real if self.token_of[s] == tr.source))
+            if isinstance(tr, (CopyReplace, CopyInsert)) and tr.offset != 0:
+                at = slots.get(tr.offset, _Slot(set(self.real), True))
+                for tok in self.tokens:
+                    atoms.add(frozenset(s for s in at.symbols if self.token_of[s] == tok))
+        ordered = sorted(atoms, key=sorted)
+        groups: dict[tuple[bool, ...], list[int]] = {}
+        for label in sorted(self.real):
+            groups.setdefault(tuple(label in atom for atom in ordered), []).append(label)
+        classes = set()
+        for k, members in enumerate(groups.values()):
+            label = self.syms.internal(("class", id(self), k))
+            self.members[label] = members
+            self.token_of[label] = self.token_of[members[0]]
+            self.tag_of[label] = self.tag_of[members[0]]
+            classes.add(label)
+        return classes
 
     # -- predicates -> slots
 
@@ -387,9 +439,9 @@ class _PassCompiler:
     def _mark(self, label: int, tr: Transformation, copied: Token | None) -> int:
         key = ("mark", id(self), label, tr, copied)
         mark = self.syms.internal(key)
-        if mark not in self.realize:
+        if mark not in self.mark_info:
             self.marks[label].append(mark)
-            self.realize[mark] = self._output(label, tr, copied)
+            self.mark_info[mark] = (label, tr, copied)
         return mark
 
     def _rule_fsts(self, rule: Rule) -> list[tuple[list[tuple[int, int]], dict[int, _Slot]]]:
@@ -404,6 +456,11 @@ class _PassCompiler:
             targets = {s for s in targets if self.token_of.get(s) == tr.source}
         if not isinstance(tr, (CopyReplace, CopyInsert)):
             return [([(s, self._mark(s, tr, None)) for s in sorted(targets)], slots)]
+        if tr.offset == 0:
+            # Copying the symbol itself: each member copies its own token (`_outputs`);
+            # at the start position the copy would read the boundary and not apply.
+            targets &= self.real
+            return [([(s, self._mark(s, tr, None)) for s in sorted(targets)], slots)]
         out = []
         at = slots.get(tr.offset, _Slot(set(self.real), True))
         for tok in self.tokens:
@@ -412,11 +469,7 @@ class _PassCompiler:
                 continue
             sub = dict(slots)
             sub[tr.offset] = _Slot(copied, False)
-            if tr.offset == 0:
-                here_targets = targets & copied
-                out.append(([(s, self._mark(s, tr, tok)) for s in sorted(here_targets)], sub))
-            else:
-                out.append(([(s, self._mark(s, tr, tok)) for s in sorted(targets)], sub))
+            out.append(([(s, self._mark(s, tr, tok)) for s in sorted(targets)], sub))
         return out
 
     def _with_tiers(
@@ -455,41 +508,106 @@ class _PassCompiler:
                 if pairs:
                     plans.append((pairs, slots, rule))
         # All marks exist now: contexts and sigma-star can list them.
-        all_labels = sorted(self.real | {self.start} | set(self.realize))
+        all_labels = sorted(self.real | {self.start} | set(self.mark_info))
         sigma_star = _label_set(all_labels).closure().optimize()
-        fst = _label_set(sorted(self.real | {self.start})).closure()
-        for k, (pairs, slots, rule) in enumerate(plans):
+        rewrites = [_label_set(sorted(self.real | {self.start})).closure()]
+        for pairs, slots, rule in plans:
             _check_deadline(deadline)
             tau = _label_map([(a, [b]) for a, b in pairs], star=False)
             left, right = self._contexts(slots)
             tiers = self._tier_slots(rule)
             if tiers:
                 left, right = self._with_tiers(left, right, tiers)
-            rewrite = pynini.cdrewrite(tau, left, right, sigma_star, direction="sim")
-            fst = pynini.compose(fst, rewrite)
-            if k % OPTIMIZE_EVERY == OPTIMIZE_EVERY - 1:
-                fst = fst.optimize()
-        realization = [(self.start, [self.start])]
-        for label in sorted(self.real):
-            realization.append((label, self._output(label, Identity(), None)))
-        realization.extend(sorted(self.realize.items()))
-        self.marked = fst
-        self.realization = realization
-        fst = pynini.compose(fst, _label_map(realization, star=True))
-        return fst.optimize()
+            rewrites.append(pynini.cdrewrite(tau, left, right, sigma_star, direction="sim"))
+        fst = _compose_chain(rewrites, deadline)
+        # The marked string names its input (every mark records its class), so the
+        # pass is kept as an acceptor of decisions and realized member by member.
+        self.decisions = fst.project("output").rmepsilon().optimize()
+        return self._realized({}).optimize()
+
+    def _outputs(self, label: int) -> list[tuple[int, list[int]]]:
+        """(input symbol, output labels) for every member behind a decision label."""
+        if label in self.mark_info:
+            owner, tr, copied = self.mark_info[label]
+            if isinstance(tr, (CopyReplace, CopyInsert)) and tr.offset == 0:
+                return [(s, self._output(s, tr, self.token_of[s])) for s in self.members[owner]]
+            return [(s, self._output(s, tr, copied)) for s in self.members[owner]]
+        if label == self.start:
+            return [(self.start, [self.start])]
+        return [(s, self._output(s, Identity(), None)) for s in self.members[label]]
+
+    def _realized(self, chunks: dict[int, tuple[int, ...]], *, chunked: bool = False) -> pynini.Fst:
+        """The pass as a transducer: each decision arc becomes one arc per member symbol
+        (and a chain of epsilon-input arcs for outputs longer than one label, or one
+        chunk label standing for them if `chunked`, recorded in `chunks`).
+
+        Arcs are read from the acceptor's text form (see `_det_table` for why)."""
+        acceptor = self.decisions.copy()
+        acceptor.set_input_symbols(None)
+        acceptor.set_output_symbols(None)
+        out = pynini.Fst()
+        n = acceptor.num_states()
+        out.add_states(n)
+        out.set_start(acceptor.start())
+        cache: dict[int, list[tuple[int, list[int]]]] = {}
+        chains: dict[tuple[int, tuple[int, ...]], int] = {}
+        for line in str(acceptor).splitlines():
+            fields = line.split("\t")
+            if len(fields) < 3:
+                if fields[0]:
+                    out.set_final(int(fields[0]))
+                continue
+            src, dst, label = int(fields[0]), int(fields[1]), int(fields[2])
+            realized = cache.get(label)
+            if realized is None:
+                realized = cache[label] = self._outputs(label)
+            for symbol, outs in realized:
+                if chunked and len(outs) > 1:
+                    chunk = self.syms.internal(("chunk", tuple(outs)))
+                    chunks[chunk] = tuple(outs)
+                    outs = [chunk]
+                if len(outs) <= 1:
+                    out.add_arc(src, pynini.Arc(symbol, outs[0] if outs else 0, _ONE, dst))
+                    continue
+                out.add_arc(src, pynini.Arc(symbol, outs[0], _ONE, self._chain(out, chains, dst, outs[1:])))
+        return out
+
+    @staticmethod
+    def _chain(
+        fst: pynini.Fst, chains: dict[tuple[int, tuple[int, ...]], int], dst: int, rest: Sequence[int]
+    ) -> int:
+        """A state from which epsilon-input arcs output `rest` and reach `dst`; shared by
+        every arc with the same destination and rest of output."""
+        if not rest:
+            return dst
+        key = (dst, tuple(rest))
+        state = chains.get(key)
+        if state is None:
+            nxt = _PassCompiler._chain(fst, chains, dst, rest[1:])
+            state = chains[key] = fst.add_state()
+            fst.add_arc(state, pynini.Arc(0, rest[0], _ONE, nxt))
+        return state
 
     def chunked(self) -> tuple[pynini.Fst, dict[int, tuple[int, ...]]]:
         """The pass with every multi-token output as one chunk label (no input epsilons,
         so it can be determinized as a function), and what each chunk label stands for."""
         chunks: dict[int, tuple[int, ...]] = {}
-        pairs: list[tuple[int, Sequence[int]]] = []
-        for label, outs in self.realization:
-            if len(outs) > 1:
-                chunk = self.syms.internal(("chunk", tuple(outs)))
-                chunks[chunk] = tuple(outs)
-                outs = [chunk]
-            pairs.append((label, outs))
-        return pynini.compose(self.marked, _label_map(pairs, star=True)).optimize(), chunks
+        return self._realized(chunks, chunked=True).optimize(), chunks
+
+
+def _compose_chain(fsts: list[pynini.Fst], deadline: float | None) -> pynini.Fst:
+    """The composition of `fsts` in order, optimized whenever it has grown
+    GROWTH_BEFORE_OPTIMIZE times past its last optimized size (a balanced tree of
+    pairwise compositions was tried: 1.1-2x slower on the largest dev-split passes)."""
+    fst = fsts[0]
+    optimized_size = fst.num_states()
+    for rewrite in fsts[1:]:
+        _check_deadline(deadline)
+        fst = pynini.compose(fst, rewrite)
+        if fst.num_states() > GROWTH_BEFORE_OPTIMIZE * optimized_size + 1000:
+            fst = fst.optimize()
+            optimized_size = fst.num_states()
+    return fst
 
 
 def _symbol_for(syms: _Symbols, tok: Token, tag: Transformation | None) -> int:
@@ -807,10 +925,12 @@ def compile_program(
     # Unframe: drop <s>.
     unframe = _label_map([(start, [])], star=False)
     unframe.concat(_label_set(plain).closure())
-    # rmepsilon, not optimize: optimizing (determinize + minimize over encoded labels)
-    # took 2/3 of this step on the largest programs for a cascade half the size; the
-    # rmepsilon'd one applies as fast (scripts/bench_apply.py; DESIGN.md section 8).
-    cascade = pynini.compose(cascade, unframe).rmepsilon()
+    # Optimized (determinized and minimized over encoded label pairs): over class
+    # labels the passes are small enough for this to cost little (under 1 s on the
+    # largest dev-split programs), and the exported transducer is smaller and has no
+    # two arcs with the same label pair out of one state, which tools comparing
+    # transducers (fstisomorphic) need.
+    cascade = pynini.compose(cascade, unframe).optimize()
     cascade.arcsort("ilabel")
     external = syms.external
     cascade.set_input_symbols(external)
