@@ -22,6 +22,7 @@ rule may fire at the *start position* before the first token (only `Insert` and
 from __future__ import annotations
 
 import json
+import functools
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -33,10 +34,14 @@ class Error(ValueError):
     """A DSL document (JSON) is malformed."""
 
 
+# Printing rules is on the learner's hot path (ties are broken by the printed form),
+# and the same few tokens are quoted again and again.
+@functools.lru_cache(maxsize=4096)
 def _q(token: Token | None) -> str:
     return "$" if token is None else json.dumps(token, ensure_ascii=False)
 
 
+@functools.lru_cache(maxsize=4096)
 def _qs(tokens: tuple[Token, ...]) -> str:
     return json.dumps(" ".join(tokens), ensure_ascii=False)
 

@@ -169,15 +169,18 @@ def _anchored(rule: Rule) -> bool:
     return any(isinstance(p, IsToken) and p.token is BOUNDARY for p in rule.predicates)
 
 
+def _grows(tr: Transformation) -> bool:
+    """Does `tr` output more tokens than it reads (an insertion, in effect)?"""
+    return isinstance(tr, (Insert, CopyInsert)) or (
+        isinstance(tr, (ReplaceBy, ReplaceAnyBy)) and len(tr.target) > 1
+    )
+
+
 def rule_cost(rule: Rule, variant: str) -> float:
     cost = transformation_cost(rule.transformation) + sum(
         predicate_cost(p, variant) for p in rule.predicates
     )
-    tr = rule.transformation
-    grows = isinstance(tr, (Insert, CopyInsert)) or (
-        isinstance(tr, (ReplaceBy, ReplaceAnyBy)) and len(tr.target) > 1
-    )
-    if grows and not _anchored(rule):
+    if _grows(rule.transformation) and not _anchored(rule):
         cost += UNANCHORED_INSERT_COST
     return cost
 
@@ -386,52 +389,70 @@ def _candidates(
         correct_bits[tr] = correct
         applies_bits[tr] = applies
 
-    pool: dict[tuple[Transformation, int], _Candidate] = {}
-
-    def offer(preds: tuple[Predicate, ...], tr: Transformation, bits: int) -> None:
-        fires = bits & applies_bits[tr]
-        correct = fires & correct_bits[tr]
-        if not correct & need:
-            return
-        key = (tr, fires)
-        rule = Rule(preds, tr)
-        cost = rule_cost(rule, options.variant)
-        old = pool.get(key)
-        # Printing a rule is costly: only needed when the costs tie.
-        if old is None or cost < old.cost or (cost == old.cost and str(rule) < old.text):
-            pool[key] = _Candidate(rule, fires, correct, cost, str(rule))
+    # Candidates per transformation, keyed by the examples they fire on.
+    pool: dict[Transformation, dict[int, _Candidate]] = {}
+    # The ranking score is a sum: its parts are computed once (summed in the same order
+    # as `rule_cost`, so the floats and hence the ties are the same).
+    atom_cost = {p: predicate_cost(p, options.variant) for p in atom_list}
+    is_boundary = {p: isinstance(p, IsToken) and p.token is BOUNDARY for p in atom_list}
 
     for tr in transformations:
         timer.check()
         positives = correct_bits[tr] & need
         if not positives:
             continue
-        negatives = applies_bits[tr] & ~correct_bits[tr]
+        applies, right = applies_bits[tr], correct_bits[tr]
+        negatives = applies & ~right
+        tr_cost = transformation_cost(tr)
+        grows = _grows(tr)
+        tr_pool = pool[tr] = {}
+
+        def offer(preds: tuple[Predicate, ...], bits: int, preds_cost: float, anchored: bool) -> None:
+            fires = bits & applies
+            correct = fires & right
+            if not correct & need:
+                return
+            cost = tr_cost + preds_cost
+            if grows and not anchored:
+                cost += UNANCHORED_INSERT_COST
+            old = tr_pool.get(fires)
+            if old is not None and cost > old.cost:
+                return
+            rule = Rule(preds, tr)
+            # Printing a rule is costly: only needed when the costs tie.
+            if old is None or cost < old.cost or str(rule) < old.text:
+                tr_pool[fires] = _Candidate(rule, fires, correct, cost, str(rule))
+
         if options.max_conjuncts == 0:
-            offer((), tr, everything)
+            offer((), everything, 0, False)
             continue
-        useful = [(p, atoms[p]) for p in atom_list if atoms[p] & positives]
+        # (atom, its bits, its cost, a boundary test?, an anchor?) for the atoms true
+        # on some positive example; flags travel with each conjunction (no re-hashing).
+        useful = [
+            (p, atoms[p], atom_cost[p], is_boundary[p], is_boundary[p] and p.offset != 0)  # type: ignore[union-attr]
+            for p in atom_list
+            if atoms[p] & positives
+        ]
         # The anchoring discount makes "conj + boundary test" cheaper than "conj" alone
         # for insertions, so every conjunction is also offered with each anchor.
-        anchors = [
-            (p, bits)
-            for p, bits in useful
-            if isinstance(p, IsToken) and p.token is BOUNDARY and p.offset != 0
-        ]
+        anchors = [(p, bits, cost) for p, bits, cost, _, anchor in useful if anchor]
 
-        def offer_anchored(preds: tuple[Predicate, ...], bits: int) -> None:
-            offer(preds, tr, bits)
-            if len(preds) < options.max_conjuncts and not any(a in preds for a, _ in anchors):
-                for a, abits in anchors:
+        def offer_anchored(
+            preds: tuple[Predicate, ...], bits: int, preds_cost: float, anchored: bool, has_anchor: bool
+        ) -> None:
+            offer(preds, bits, preds_cost, anchored)
+            if len(preds) < options.max_conjuncts and not has_anchor:
+                for a, abits, acost in anchors:
                     if bits & abits & positives:
-                        offer(preds + (a,), tr, bits & abits)
+                        offer(preds + (a,), bits & abits, preds_cost + acost, True)
 
-        offer_anchored((), everything)
-        frontier: list[tuple[tuple[Predicate, ...], int, int]] = []
-        for idx, (p, bits) in enumerate(useful):
-            offer_anchored((p,), bits)
+        offer_anchored((), everything, 0, False, False)
+        # (conjunction, bits, index of its last atom in `useful`, cost, boundary?, anchor?)
+        frontier: list[tuple[tuple[Predicate, ...], int, int, float, bool, bool]] = []
+        for idx, (p, bits, cost, boundary, anchor) in enumerate(useful):
+            offer_anchored((p,), bits, 0 + cost, boundary, anchor)
             if bits & negatives:
-                frontier.append(((p,), bits, idx))
+                frontier.append(((p,), bits, idx, 0 + cost, boundary, anchor))
         for _depth in range(1, options.max_conjuncts):
             # Extend the most promising inconsistent conjunctions only (a beam).
             frontier.sort(
@@ -442,18 +463,22 @@ def _candidates(
             )
             frontier = frontier[: options.beam]
             next_frontier = []
-            for preds, bits, last in frontier:
+            for preds, bits, last, preds_cost, anchored, has_anchor in frontier:
                 timer.check()
                 for idx in range(last + 1, len(useful)):
-                    p, pbits = useful[idx]
+                    p, pbits, cost, boundary, anchor = useful[idx]
                     both = bits & pbits
                     if both == bits or not both & positives:
                         continue
-                    offer_anchored(preds + (p,), both)
+                    longer = preds + (p,)
+                    more_cost = preds_cost + cost
+                    offer_anchored(longer, both, more_cost, anchored or boundary, has_anchor or anchor)
                     if both & negatives:
-                        next_frontier.append((preds + (p,), both, idx))
+                        next_frontier.append(
+                            (longer, both, idx, more_cost, anchored or boundary, has_anchor or anchor)
+                        )
             frontier = next_frontier
-    return list(pool.values()), need
+    return [cand for tr_pool in pool.values() for cand in tr_pool.values()], need
 
 
 # ------------------------------------------------------------------ selection
