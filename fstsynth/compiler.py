@@ -541,7 +541,7 @@ class _PassCompiler:
         (and a chain of epsilon-input arcs for outputs longer than one label, or one
         chunk label standing for them if `chunked`, recorded in `chunks`).
 
-        Arcs are read from the acceptor's text form (see `_det_table` for why)."""
+        Arcs are read from the acceptor's text form (see `_read_arcs` for why)."""
         acceptor = self.decisions.copy()
         acceptor.set_input_symbols(None)
         acceptor.set_output_symbols(None)
@@ -628,7 +628,8 @@ class Compiled:
     seconds: float = 0.0
     _passes: "list[_PassCompiler] | None" = field(default=None, repr=False)
     _syms: "_Symbols | None" = field(default=None, repr=False)
-    walker: "Walker | None" = field(default=None, init=False, repr=False)
+    subsequential: bool = True  # every pass determinizes (see `fast`)
+    walker: "Walker | TwoWayWalker | None" = field(default=None, init=False, repr=False)
     labels: dict[Token, int] = field(init=False, repr=False)
     tokens: dict[int, Token] = field(init=False, repr=False)
 
@@ -652,26 +653,46 @@ class Compiled:
         return transduce(self.fst, self.labels, self.tokens, self.map_unknown(word))
 
     def apply_many(self, words: Iterable[Sequence[Token]]) -> list[Word]:
-        """Outputs for many words, through the deterministic tables when available."""
+        """Outputs for many words, through the per-pass tables when available."""
         if self.walker is None and self._passes is None:
             return [self.apply(word) for word in words]
         walk = self.fast()  # reads unseen tokens as UNK itself
         return [walk(word) for word in words]
 
-    def fast(self) -> "Walker":
-        """The program's passes as deterministic tables (built once, on first use)."""
+    def fast(self) -> "Walker | TwoWayWalker":
+        """The program's passes as tables (built once, on first use): deterministic ones
+        walked together (`Walker`) if every pass is subsequential, else bimachines
+        walked pass by pass (`TwoWayWalker`)."""
         if self.walker is None:
             if self._passes is None:
-                raise Error(
-                    "no deterministic tables for this transducer (loaded without its passes, "
-                    "or a rule looks unboundedly far right); use apply"
-                )
-            self.walker = Walker.build(self._passes, self._syms, self.labels, self.tokens)
+                raise Error("no tables for this transducer (loaded without its passes); use apply")
+            build = Walker.build if self.subsequential else TwoWayWalker.build
+            self.walker = build(self._passes, self._syms, self.labels, self.tokens)
             self._passes = None  # the tables replace the pass compilers
         return self.walker
 
 
 _Table = tuple[list[dict[int, tuple[int, tuple[int, ...]]]], list["tuple[int, ...] | None"], int]
+
+
+def _read_arcs(fst: pynini.Fst) -> tuple[list[list[tuple[int, int, int]]], list[bool]]:
+    """Per state, its arcs as (input label, output label, next state); and which states
+    are final. Read from the FST's text form: iterating `Fst.arcs` from Python costs
+    about 50 microseconds an arc here, parsing the text about 2."""
+    fst = fst.copy()
+    fst.set_input_symbols(None)
+    fst.set_output_symbols(None)
+    n = fst.num_states()
+    arcs: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
+    is_final = [False] * n
+    for line in str(fst).splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 4:
+            src, dst, ilabel, olabel = int(fields[0]), int(fields[1]), int(fields[2]), int(fields[3])
+            arcs[src].append((ilabel, olabel, dst))
+        elif fields[0]:
+            is_final[int(fields[0])] = True
+    return arcs, is_final
 
 
 def _det_table(det: pynini.Fst, chunks: Mapping[int, tuple[int, ...]], subsequential: int) -> _Table:
@@ -680,23 +701,9 @@ def _det_table(det: pynini.Fst, chunks: Mapping[int, tuple[int, ...]], subsequen
     (None: the word may not end there). Arcs with an epsilon input occur only on the
     single-arc chains determinization makes for outputs longer than one label (final
     outputs chain on the subsequential label instead); they are followed here so that
-    every table entry consumes exactly one input label.
-
-    The arcs are read from the FST's text form: iterating `Fst.arcs` from Python costs
-    about 50 microseconds an arc here, parsing the text about 2."""
-    det = det.copy()
-    det.set_input_symbols(None)
-    det.set_output_symbols(None)
-    n = det.num_states()
-    arcs: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
-    is_final = [False] * n
-    for line in str(det).splitlines():
-        fields = line.split("\t")
-        if len(fields) >= 4:
-            src, dst, ilabel, olabel = int(fields[0]), int(fields[1]), int(fields[2]), int(fields[3])
-            arcs[src].append((ilabel, olabel, dst))
-        elif fields[0]:
-            is_final[int(fields[0])] = True
+    every table entry consumes exactly one input label."""
+    arcs, is_final = _read_arcs(det)
+    n = len(arcs)
 
     def expand(olabel: int) -> tuple[int, ...]:
         return chunks.get(olabel, (olabel,)) if olabel else ()
@@ -865,6 +872,126 @@ class Walker:
         return tuple(out)
 
 
+class _TwoWayPass:
+    """One pass, functional but perhaps not subsequential, walked as a bimachine.
+
+    A rule may look arbitrarily far right (a tier test), so no deterministic table
+    exists for the pass. A word is read twice instead: right to left, computing at
+    every position the set of states from which the rest of the word is accepted
+    (the states of the reversed pass's subset construction, built lazily); then left to
+    right, taking at each position any arc whose next state is in that set. Every path
+    so taken is accepted, and since the pass is a function all accepted paths give the
+    same output. Both steps are cached dictionary lookups after the first time.
+    """
+
+    def __init__(self, fst: pynini.Fst, chunks: Mapping[int, tuple[int, ...]]) -> None:
+        arcs, is_final = _read_arcs(fst)
+        if any(ilabel == 0 for row in arcs for ilabel, _, _ in row):
+            raise Error("a pass has input epsilons: it cannot be walked a label at a time")
+        self.start = fst.start()
+        self.arcs: list[dict[int, list[tuple[int, tuple[int, ...]]]]] = []
+        self.into: dict[int, dict[int, list[int]]] = {}  # label -> next state -> states
+        for src, row in enumerate(arcs):
+            by_label: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+            for ilabel, olabel, dst in row:
+                out = chunks.get(olabel, (olabel,)) if olabel else ()
+                by_label.setdefault(ilabel, []).append((dst, out))
+                self.into.setdefault(ilabel, {}).setdefault(dst, []).append(src)
+            self.arcs.append(by_label)
+        finals = frozenset(q for q, final in enumerate(is_final) if final)
+        self._set_ids: dict[frozenset[int], int] = {finals: 0}
+        self._sets: list[frozenset[int]] = [finals]
+        self._back: dict[tuple[int, int], int] = {}
+        self._pick: dict[tuple[int, int, int], tuple[int, tuple[int, ...]] | None] = {}
+
+    def _before(self, set_id: int, label: int) -> int:
+        """The states with a `label` arc into set `set_id`, as a set id."""
+        key = (set_id, label)
+        found = self._back.get(key)
+        if found is None:
+            into = self.into.get(label, {})
+            states = frozenset(q for dst in self._sets[set_id] for q in into.get(dst, ()))
+            found = self._set_ids.get(states)
+            if found is None:
+                found = self._set_ids[states] = len(self._sets)
+                self._sets.append(states)
+            self._back[key] = found
+        return found
+
+    def _choose(self, state: int, label: int, set_id: int) -> tuple[int, tuple[int, ...]] | None:
+        key = (state, label, set_id)
+        if key not in self._pick:
+            live = self._sets[set_id]
+            self._pick[key] = next(
+                ((dst, out) for dst, out in self.arcs[state].get(label, ()) if dst in live), None
+            )
+        return self._pick[key]
+
+    def __call__(self, labels: Sequence[int]) -> list[int] | None:
+        """The pass's output labels for input `labels` (None: not accepted)."""
+        back, pick = self._back, self._pick
+        set_id = 0
+        accepting = [0]  # reversed: accepting[-1 - i] is the set accepting labels[i:]
+        for label in reversed(labels):
+            found = back.get((set_id, label))
+            set_id = found if found is not None else self._before(set_id, label)
+            accepting.append(set_id)
+        if self.start not in self._sets[set_id]:
+            return None
+        accepting.pop()
+        state, out = self.start, []
+        for label in labels:
+            after = accepting.pop()
+            step = pick.get((state, label, after))
+            if step is None:
+                step = self._choose(state, label, after)
+                if step is None:
+                    return None
+            state, emitted = step
+            out += emitted
+        return out
+
+
+class TwoWayWalker:
+    """A compiled program run from Python dictionaries when some pass is not
+    subsequential: each pass walked as a bimachine (`_TwoWayPass`), one after the other.
+    Slower than `Walker` (two lookups per label and pass, no product), still far
+    faster than composing each word with the cascade."""
+
+    def __init__(
+        self, passes: list[_TwoWayPass], start: int, unk: int, labels: Mapping[Token, int], tokens: Mapping[int, Token]
+    ) -> None:
+        self.passes = passes
+        self.start = start
+        self.unk = unk
+        self.labels = dict(labels)
+        self.tokens = dict(tokens)
+
+    @classmethod
+    def build(
+        cls,
+        passes: "list[_PassCompiler]",
+        syms: "_Symbols",
+        labels: Mapping[Token, int],
+        tokens: Mapping[int, Token],
+    ) -> "TwoWayWalker":
+        walks = []
+        for pc in passes:
+            chunked, chunks = pc.chunked()
+            walks.append(_TwoWayPass(chunked, chunks))
+        return cls(walks, syms.plain(START_SYMBOL), syms.plain(UNK), labels, tokens)
+
+    def __call__(self, word: Sequence[Token]) -> Word:
+        labels, unk = self.labels, self.unk
+        seq: list[int] | None = [self.start, *(labels.get(tok, unk) for tok in word)]
+        for walk in self.passes:
+            seq = walk(seq)  # type: ignore[arg-type]
+            if seq is None:
+                raise Error(f"the transducer gives no output for {' '.join(word)!r}")
+        start, tokens = self.start, self.tokens
+        return tuple(tokens[label] for label in seq if label != start)  # type: ignore[union-attr]
+
+
 def transduce(
     fst: pynini.Fst,
     labels: Mapping[Token, int],
@@ -936,9 +1063,11 @@ def compile_program(
     cascade.set_input_symbols(external)
     cascade.set_output_symbols(external)
     # A pass that looks unboundedly far right is not subsequential: determinizing it
-    # would not terminate, so such programs are applied through the cascade only.
-    tables = None if looks_unboundedly_right(program) else pass_compilers
-    return Compiled(cascade, external, time.perf_counter() - started, tables, syms)
+    # would not terminate, so such programs are walked as bimachines instead.
+    return Compiled(
+        cascade, external, time.perf_counter() - started, pass_compilers, syms,
+        subsequential=not looks_unboundedly_right(program),
+    )
 
 
 def _program_tokens(program: Program) -> set[Token]:

@@ -182,12 +182,11 @@ class Model:
         compiled = pm.compiled
         if compiled.walker is not None or compiled._passes is not None:
             return pm
-        if dsl.looks_unboundedly_right(pm.program):
-            return pm  # no table form (see compile_program): the cascade serves
         fresh = compile_program(pm.program, self.alphabet, self.features)
         if fresh.labels != compiled.labels:
             raise Error("the recompiled program's symbols differ from the saved transducer's")
         compiled._passes, compiled._syms = fresh._passes, fresh._syms
+        compiled.subsequential = fresh.subsequential
         return pm
 
     def pair_names(self) -> list[str]:

@@ -2,7 +2,7 @@
 
 Public API:
     ALPHABET, FEATURES
-    random_program(rng, *, passes, max_rules, max_conjuncts, window) -> Program
+    random_program(rng, *, passes, max_rules, max_conjuncts, window, features, tiers) -> Program
     random_word(rng, alphabet, min_len, max_len) -> Word
     learn_back(seed, *, passes, max_rules, max_conjuncts, n_train, n_heldout) -> dict
 
@@ -34,6 +34,7 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    TierIs,
     Transformation,
     TransformationApplied,
 )
@@ -61,12 +62,21 @@ def random_word(rng: random.Random, alphabet: Sequence[Token], min_len: int = 1,
 
 
 def _atom(
-    rng: random.Random, window: int, tags: Sequence[Transformation], features: Sequence[str]
+    rng: random.Random,
+    window: int,
+    tags: Sequence[Transformation],
+    features: Sequence[str],
+    tiers: bool = False,
 ) -> Predicate:
+    if tiers and rng.random() < 0.3:
+        # The k-th token on a feature's tier, either side (or none: the boundary).
+        index = rng.choice((-2, -1, 1, 2))
+        pred: Predicate = TierIs(rng.choice(features), rng.choice((*features, BOUNDARY)), index)
+        return Not(pred) if rng.random() < 0.2 else pred
     offset = rng.randint(-window, window)
     kind = rng.random()
     if kind < 0.45:
-        pred: Predicate = IsToken(rng.choice(ALPHABET), offset)
+        pred = IsToken(rng.choice(ALPHABET), offset)
     elif kind < 0.6 and offset != 0:
         pred = IsToken(BOUNDARY, offset)
     elif kind < 0.85 or not tags:
@@ -103,16 +113,19 @@ def random_program(
     max_conjuncts: int = 2,
     window: int = 2,
     features: Sequence[str] = ("vowel", "voice"),
+    tiers: bool = False,
 ) -> Program:
     """A program of `passes` passes, each of 1..max_rules rules of 0..max_conjuncts
-    predicates; later passes may test the transformations of the pass before."""
+    predicates; later passes may test the transformations of the pass before. With
+    `tiers`, predicates may also be tier tests (`TierIs`); off by default so that the
+    seeded programs of existing benchmarks stay the same."""
     out: list[Pass] = []
     tags: list[Transformation] = []
     for _ in range(passes):
         rules = []
         for _ in range(rng.randint(1, max_rules)):
             preds = tuple(
-                _atom(rng, window, tags, features) for _ in range(rng.randint(0, max_conjuncts))
+                _atom(rng, window, tags, features, tiers) for _ in range(rng.randint(0, max_conjuncts))
             )
             rules.append(Rule(preds, _transformation(rng, window)))
         out.append(Pass(tuple(rules)))

@@ -3,7 +3,8 @@
 For each chosen column pair of the dev split, learn and compile its program once, save
 it as a model directory, then predict N random words (seeded; token frequencies and word
 lengths of the pair's source column):
-  - tables:      `PairModel.predict_many` (per-pass deterministic tables), in-process,
+  - tables:      `PairModel.predict_many` (per-pass tables: deterministic ones, or
+                 bimachines for a program with a pass that is not subsequential), in-process,
                  cold (the first run builds the lazy product of the passes) and warm;
   - cli:         `python -m fstsynth apply MODEL < words.txt` on all N words, minus the
                  same command's wall time on one word (start-up: imports, model load,
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchutil import DEV, ROOT, pin_one_core, rate, table, write_json  # noqa: E402
 
+from fstsynth.compiler import TwoWayWalker  # noqa: E402
 from fstsynth.interpreter import run  # noqa: E402
 from fstsynth.model import learn_model  # noqa: E402
 from fstsynth.problem import load_problem  # noqa: E402
@@ -102,7 +104,7 @@ def main() -> None:
         cascade = [pm.predict(w) for w in sample]
         t_cascade = time.perf_counter() - started
         started = time.perf_counter()
-        interp = [pm.interpret(w, problem.features) for w in sample]
+        interp = [pm.interpret(w, model.features) for w in sample]  # the features the model learned with
         t_interp = time.perf_counter() - started
         mismatches = sum(
             not (f == c == i) for f, c, i in zip(fast[: len(sample)], cascade, interp)
@@ -127,7 +129,10 @@ def main() -> None:
             "rules": pm.program.rule_count,
             "passes": len(pm.program.passes),
             "cascade_states": pm.compiled.fst.num_states(),
-            "table_states": [len(tab[0]) for tab in pm.compiled.fast().tables],
+            # "deterministic": every pass determinized, walked as one lazy product;
+            # "bimachine": a pass tests a tier to the right (not subsequential), so
+            # each pass is walked twice (see compiler.TwoWayWalker).
+            "tables": "bimachine" if isinstance(pm.compiled.walker, TwoWayWalker) else "deterministic",
             "build_tables_s": build,
             "tables_wps": rate(len(words), t_tables),
             "tables_warm_wps": rate(len(words), t_warm),
@@ -141,7 +146,7 @@ def main() -> None:
         r["cli_vs_interpreter"] = r["cli_wps"] / r["interpreter_wps"] if r["cli_wps"] else None
         results.append(r)
         rows.append([
-            spec, r["rules"], r["cascade_states"], round(build, 2), r["tables_wps"], r["tables_warm_wps"],
+            spec + (" (bimachine)" if r["tables"] == "bimachine" else ""), r["rules"], r["cascade_states"], round(build, 2), r["tables_wps"], r["tables_warm_wps"],
             r["cli_wps"] if r["cli_wps"] else "-", r["cascade_wps"], r["interpreter_wps"],
             f"{r['tables_vs_interpreter']:.1f}x",
             f"{r['cli_vs_interpreter']:.1f}x" if r["cli_vs_interpreter"] else "-",

@@ -36,3 +36,21 @@ def test_apply_many_without_passes_falls_back_to_the_cascade():
     loaded = Compiled(compiled.fst, compiled.symbols)
     words = [random_word(random.Random(k), ALPHABET) for k in range(20)]
     assert loaded.apply_many(words) == compiled.apply_many(words)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_programs_looking_unboundedly_right_are_walked_as_bimachines(seed):
+    from fstsynth.compiler import TwoWayWalker
+    from fstsynth.dsl import looks_unboundedly_right
+
+    rng = random.Random(1000 + seed)
+    program = random_program(rng, passes=1 + seed % 3, max_rules=5, tiers=True)
+    while not looks_unboundedly_right(program):
+        program = random_program(rng, passes=1 + seed % 3, max_rules=5, tiers=True)
+    compiled = compile_program(program, ALPHABET[:-2], FEATURES)
+    assert isinstance(compiled.fast(), TwoWayWalker)
+    words = [random_word(rng, ALPHABET, 0, 9) for _ in range(150)]
+    for word, fast in zip(words, compiled.apply_many(words)):
+        mapped = compiled.map_unknown(word)
+        assert fast == run(program, mapped, FEATURES), (str(program), word)
+        assert fast == compiled.apply(word), (str(program), word)
