@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchutil import table, write_json  # noqa: E402
 
+from fstsynth.alignment import with_vowel_classes  # noqa: E402
 from fstsynth.compiler import compile_program  # noqa: E402
 from fstsynth.interpreter import run  # noqa: E402
 from fstsynth.synthesis import Options, learn  # noqa: E402
@@ -75,11 +76,14 @@ def main() -> None:
     for n in args.sizes:
         train = pool[:n]
         alphabet = sorted({t for s, tgt in pairs for t in (*s, *tgt)})
+        # As `learn_model` does for a table without a feature table: vowel/consonant
+        # classes derived from Unicode.
+        features = with_vowel_classes({}, alphabet)
         started = time.perf_counter()
-        result = learn(train, {}, Options())
+        result = learn(train, features, Options())
         t_learn = time.perf_counter() - started
         started = time.perf_counter()
-        compiled = compile_program(result.program, alphabet, {})
+        compiled = compile_program(result.program, alphabet, features)
         t_compile = time.perf_counter() - started
         started = time.perf_counter()
         predictions = compiled.apply_many([s for s, _ in heldout])
@@ -87,7 +91,7 @@ def main() -> None:
         exact = sum(p == tgt for p, (_, tgt) in zip(predictions, heldout)) / len(heldout)
         sample = heldout[: args.check_sample]
         mismatches = sum(
-            run(result.program, compiled.map_unknown(s), {}) != p for (s, _), p in zip(sample, predictions)
+            run(result.program, compiled.map_unknown(s), features) != p for (s, _), p in zip(sample, predictions)
         )
         fst = compiled.fst
         arcs = sum(fst.num_arcs(s) for s in fst.states())
