@@ -738,7 +738,18 @@ def _det_table(det: pynini.Fst, chunks: Mapping[int, tuple[int, ...]], subsequen
     return trans, final, det.start()
 
 
-class Walker:
+class _Walking:
+    """What both table walkers read words with: the start label, the label unseen tokens
+    become, and the token <-> label maps."""
+
+    def __init__(self, start: int, unk: int, labels: Mapping[Token, int], tokens: Mapping[int, Token]) -> None:
+        self.start = start
+        self.unk = unk
+        self.labels = dict(labels)
+        self.tokens = dict(tokens)
+
+
+class Walker(_Walking):
     """A compiled program run from Python dictionaries: per-pass deterministic tables,
     walked together through a lazily built product.
 
@@ -754,11 +765,8 @@ class Walker:
     def __init__(
         self, tables: list[_Table], start: int, unk: int, labels: Mapping[Token, int], tokens: Mapping[int, Token]
     ) -> None:
+        super().__init__(start, unk, labels, tokens)
         self.tables = tables
-        self.start = start
-        self.unk = unk
-        self.labels = dict(labels)
-        self.tokens = dict(tokens)
         self._ids: dict[tuple[int, ...], int] = {}
         self._states: list[tuple[int, ...]] = []
         self._rows: list[dict[int, tuple[int, tuple[Token, ...]]]] = []
@@ -952,7 +960,7 @@ class _TwoWayPass:
         return out
 
 
-class TwoWayWalker:
+class TwoWayWalker(_Walking):
     """A compiled program run from Python dictionaries when some pass is not
     subsequential: each pass walked as a bimachine (`_TwoWayPass`), one after the other.
     Slower than `Walker` (two lookups per label and pass, no product), still far
@@ -961,11 +969,8 @@ class TwoWayWalker:
     def __init__(
         self, passes: list[_TwoWayPass], start: int, unk: int, labels: Mapping[Token, int], tokens: Mapping[int, Token]
     ) -> None:
+        super().__init__(start, unk, labels, tokens)
         self.passes = passes
-        self.start = start
-        self.unk = unk
-        self.labels = dict(labels)
-        self.tokens = dict(tokens)
 
     @classmethod
     def build(
