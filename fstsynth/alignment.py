@@ -210,6 +210,9 @@ def _local(source: Word, target: Word, vowels: frozenset[Token], affinity: _Froz
 
     def add_global(sa: list[str], sb: list[str]) -> None:
         nonlocal offset_a, offset_b
+        # The core comes back aligned, with gaps: only real tokens advance the offsets.
+        sa = [x for x in sa if x != GAP]
+        sb = [y for y in sb if y != GAP]
         if sa and sb:
             sub = _global(
                 tuple(source[offset_a : offset_a + len(sa)]),

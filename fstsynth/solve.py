@@ -6,15 +6,19 @@ Public API:
     best_guess(row), fallback_report(problem)   (answers when nothing can be learned)
     write_answers(problem, report, out_dir) -> Path
     choose_source(model, row, target) -> PairModel | None
+    vote(model, row, target) -> tuple[Word, PairModel] | None
 
 To fill M[i][j], every column k with a known cell in row i and a learned program k -> j
 is a candidate; the program most likely to be right wins: the best cross-validated
 share of training rows when it was measured (it says how well the program
 generalizes, which reproducing its own training pairs does not), then the most
 training pairs reproduced, then the lower cost, i.e. the better ranking score, then
-the lower column index. Only the column pairs some `?` needs are learned. A cell with no
-candidate gets a best guess (the row's first known cell), so every answer file is
-complete.
+the lower column index. With several candidates, they vote (`vote`): each predicted
+word gets the summed held-out accuracy of the programs predicting it, and the best sum
+wins, ties going to the single best program's word; programs that agree although they
+read different cells are more likely right than the best one alone. Only the column
+pairs some `?` needs are learned. A cell with no candidate gets a best guess (the row's
+first known cell), so every answer file is complete.
 """
 
 from __future__ import annotations
@@ -62,17 +66,54 @@ def needed_pairs(problem: Problem) -> list[tuple[int, int]]:
     return sorted(needed)
 
 
+def _rank(pm: PairModel) -> tuple:
+    """Sort key of a candidate program: the most trustworthy first."""
+    held_out = pm.held_out if pm.held_out is not None else -1.0
+    return (-held_out, -pm.train_correct / max(pm.train_total, 1), pm.cost, pm.source)
+
+
+def _candidates(model: Model, row: Sequence[Word | None], target: int) -> list[PairModel]:
+    """Programs into `target` whose source cell is known in `row`, best first."""
+    found = [pm for (s, t), pm in model.pairs.items() if t == target and row[s] is not None]
+    return sorted(found, key=_rank)
+
+
 def choose_source(model: Model, row: Sequence[Word | None], target: int) -> PairModel | None:
-    best = None
-    best_key = None
-    for (s, t), pm in model.pairs.items():
-        if t != target or row[s] is None:
-            continue
-        held_out = pm.held_out if pm.held_out is not None else -1.0
-        key = (-held_out, -pm.train_correct / max(pm.train_total, 1), pm.cost, s)
-        if best_key is None or key < best_key:
-            best, best_key = pm, key
-    return best
+    """The single most trustworthy program for the cell (see the module doc)."""
+    found = _candidates(model, row, target)
+    return found[0] if found else None
+
+
+def _weight(pm: PairModel) -> float:
+    """A program's vote: its held-out accuracy; 0 when unmeasured (then it only breaks
+    ties, through its rank), so that the vote never overrules the ranking on its own."""
+    return pm.held_out if pm.held_out is not None else 0.0
+
+
+def vote(model: Model, row: Sequence[Word | None], target: int) -> tuple[Word, PairModel] | None:
+    """The word the candidate programs' weighted votes favour, and the best-ranked
+    program predicting it; None without candidates.
+
+    With one or two candidates this is always `choose_source`'s word (two that disagree:
+    the heavier wins, and ties go to the better ranked), so the vote only matters when
+    at least three cells of the row can predict the target.
+    """
+    found = _candidates(model, row, target)
+    if not found:
+        return None
+    tally: dict[Word, float] = {}
+    first: dict[Word, PairModel] = {}  # the best-ranked program giving each word
+    order: list[Word] = []
+    for pm in found:
+        word = pm.predict(row[pm.source])
+        if word not in first:
+            first[word] = pm
+            order.append(word)
+        tally[word] = tally.get(word, 0.0) + _weight(pm)
+    # max() keeps the first of equal sums; `order` lists the words by their best program.
+    # Rounded so that float noise in the sums cannot break a tie.
+    word = max(order, key=lambda w: round(tally[w], 9))
+    return word, first[word]
 
 
 def best_guess(row: Sequence[Word | None]) -> Word:
@@ -100,11 +141,11 @@ def solve_problem(
     answers = []
     for i, j in problem.queries:
         row = problem.cells[i]
-        pm = choose_source(model, row, j) if model else None
-        if pm is None:
+        voted = vote(model, row, j) if model else None
+        if voted is None:
             answers.append(CellAnswer(i, j, best_guess(row), None))
             continue
-        word = pm.predict(row[pm.source])
+        word, pm = voted
         interp = pm.interpret(row[pm.source], model.features) if check else None
         answers.append(CellAnswer(i, j, word, pm.source, interp))
     done = time.perf_counter()

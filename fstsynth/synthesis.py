@@ -263,6 +263,11 @@ def _atoms(
                 seq = right if index > 0 else left
                 if abs(index) > len(seq):
                     where.setdefault(TierIs(tier, BOUNDARY, index), []).append(k)
+                    # No such tier token: every feature test there is false, so its
+                    # negation holds (as the interpreter and transducer read it).
+                    for f in feature_names:
+                        if f != tier:
+                            where.setdefault(Not(TierIs(tier, f, index)), []).append(k)
                     continue
                 where.setdefault(Not(TierIs(tier, BOUNDARY, index)), []).append(k)
                 feats = features.get(ex.word[seq[abs(index) - 1]][0], {})

@@ -120,3 +120,13 @@ def test_token_map_pass_then_context_rules_learn_the_inherent_vowel():
     # A word never seen: the map and the inherent-vowel rule generalize.
     assert run(result.program, tuple("ΚΒ"), features) == ("k", "a", "b", "a")
     assert run(result.program, tuple("ΚΒΩ"), features) == ("k", "b")
+
+
+def test_local_alignment_with_a_gap_in_its_core_keeps_every_token():
+    # The best local match (b c _ d e / b c x d e) has a gap inside; the flanks after it
+    # must start after the core's real tokens, not after its gaps.
+    source, target = tuple("a b c x d e f".split()), tuple("z b c d e q".split())
+    columns = align_pair(source, target, {}, "local")
+    assert sorted(ci for ci, _ in columns if ci is not None) == list(range(len(source)))
+    assert sorted(cj for _, cj in columns if cj is not None) == list(range(len(target)))
+    assert (3, None) in columns and (6, 5) in columns
