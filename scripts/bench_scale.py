@@ -118,7 +118,14 @@ def main() -> None:
             r["states"], arcs, r["rules"], f"{100 * r['train_correct']:.1f}%", f"{100 * exact:.2f}%",
             f"{mismatches}/{len(sample)}",
         ])
-        print(f"done N={n}", file=sys.stderr, flush=True)
+        # Each size as it completes, so that a run cut short still tells something.
+        print(
+            f"done N={n}: learn {t_learn:.1f}s (synthesis {r['synthesis_s']:.1f}s), compile "
+            f"{t_compile:.1f}s, {r['rules']} rules, held-out exact {100 * exact:.2f}%, "
+            f"mismatches {mismatches}/{len(sample)}",
+            file=sys.stderr,
+            flush=True,
+        )
     print(f"learning curve: {args.lang} spelling -> IPA by epitran {args.epitran}; {args.heldout:,} held-out words")
     print(table(
         ["N", "learn s", "align", "synth", "s/1k pairs", "compile s", "states", "arcs", "rules",
