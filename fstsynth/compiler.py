@@ -523,7 +523,7 @@ class _PassCompiler:
         # The marked string names its input (every mark records its class), so the
         # pass is kept as an acceptor of decisions and realized member by member.
         self.decisions = fst.project("output").rmepsilon().optimize()
-        return self._realized({}).optimize()
+        return self._realized().optimize()
 
     def _outputs(self, label: int) -> list[tuple[int, list[int]]]:
         """(input symbol, output labels) for every member behind a decision label."""
@@ -536,41 +536,41 @@ class _PassCompiler:
             return [(self.start, [self.start])]
         return [(s, self._output(s, Identity(), None)) for s in self.members[label]]
 
-    def _realized(self, chunks: dict[int, tuple[int, ...]], *, chunked: bool = False) -> pynini.Fst:
+    def _realized(self, chunks: dict[int, tuple[int, ...]] | None = None) -> pynini.Fst:
         """The pass as a transducer: each decision arc becomes one arc per member symbol
-        (and a chain of epsilon-input arcs for outputs longer than one label, or one
-        chunk label standing for them if `chunked`, recorded in `chunks`).
-
-        Arcs are read from the acceptor's text form (see `_read_arcs` for why)."""
-        acceptor = self.decisions.copy()
-        acceptor.set_input_symbols(None)
-        acceptor.set_output_symbols(None)
+        (and a chain of epsilon-input arcs for outputs longer than one label or, given
+        `chunks`, one chunk label standing for them, recorded there)."""
+        arcs, is_final = _read_arcs(self.decisions)
         out = pynini.Fst()
-        n = acceptor.num_states()
-        out.add_states(n)
-        out.set_start(acceptor.start())
-        cache: dict[int, list[tuple[int, list[int]]]] = {}
+        out.add_states(len(arcs))
+        out.set_start(self.decisions.start())
+        for state, final in enumerate(is_final):
+            if final:
+                out.set_final(state)
+        realized: dict[int, list[tuple[int, list[int]]]] = {}  # per decision label
         chains: dict[tuple[int, tuple[int, ...]], int] = {}
-        for line in str(acceptor).splitlines():
-            fields = line.split("\t")
-            if len(fields) < 3:
-                if fields[0]:
-                    out.set_final(int(fields[0]))
-                continue
-            src, dst, label = int(fields[0]), int(fields[1]), int(fields[2])
-            realized = cache.get(label)
-            if realized is None:
-                realized = cache[label] = self._outputs(label)
-            for symbol, outs in realized:
-                if chunked and len(outs) > 1:
-                    chunk = self.syms.internal(("chunk", tuple(outs)))
-                    chunks[chunk] = tuple(outs)
-                    outs = [chunk]
-                if len(outs) <= 1:
-                    out.add_arc(src, pynini.Arc(symbol, outs[0] if outs else 0, _ONE, dst))
-                    continue
-                out.add_arc(src, pynini.Arc(symbol, outs[0], _ONE, self._chain(out, chains, dst, outs[1:])))
+        for src, row in enumerate(arcs):
+            for label, _, dst in row:
+                members = realized.get(label)
+                if members is None:
+                    members = realized[label] = self._outputs(label)
+                    if chunks is not None:
+                        members[:] = [(sym, self._chunk(outs, chunks)) for sym, outs in members]
+                for symbol, outs in members:
+                    if len(outs) <= 1:
+                        out.add_arc(src, pynini.Arc(symbol, outs[0] if outs else 0, _ONE, dst))
+                    else:
+                        nxt = self._chain(out, chains, dst, outs[1:])
+                        out.add_arc(src, pynini.Arc(symbol, outs[0], _ONE, nxt))
         return out
+
+    def _chunk(self, outs: list[int], chunks: dict[int, tuple[int, ...]]) -> list[int]:
+        """`outs` as one chunk label if it is longer than one label (recorded in `chunks`)."""
+        if len(outs) <= 1:
+            return outs
+        chunk = self.syms.internal(("chunk", tuple(outs)))
+        chunks[chunk] = tuple(outs)
+        return [chunk]
 
     @staticmethod
     def _chain(
@@ -592,7 +592,7 @@ class _PassCompiler:
         """The pass with every multi-token output as one chunk label (no input epsilons,
         so it can be determinized as a function), and what each chunk label stands for."""
         chunks: dict[int, tuple[int, ...]] = {}
-        return self._realized(chunks, chunked=True).optimize(), chunks
+        return self._realized(chunks).optimize(), chunks
 
 
 def _compose_chain(fsts: list[pynini.Fst], deadline: float | None) -> pynini.Fst:

@@ -424,9 +424,10 @@ def _candidates(
             if old is not None and cost > old.cost:
                 return
             rule = Rule(preds, tr)
-            # Printing a rule is costly: only needed when the costs tie.
-            if old is None or cost < old.cost or str(rule) < old.text:
-                tr_pool[fires] = _Candidate(rule, fires, correct, cost, str(rule))
+            # Printing a rule is costly: once per rule kept or tied, never otherwise.
+            text = str(rule)
+            if old is None or cost < old.cost or text < old.text:
+                tr_pool[fires] = _Candidate(rule, fires, correct, cost, text)
 
         if options.max_conjuncts == 0:
             offer((), everything, 0, False)
