@@ -1,7 +1,8 @@
 """AT&T text transducers (the `fstprint` layout) for HFST and foma, with a symbols file.
 
 Public API:
-    to_att(fst) -> str, symbols_text(fst) -> str, write_att(fst, path) -> Path, Error
+    to_att(fst) -> str, symbols_text(fst) -> str, write_att(fst, path) -> Path,
+    write_symbols(fst, path) -> Path, Error
 
 One line per arc, `src<TAB>dst<TAB>input<TAB>output[<TAB>weight]`, then one line per
 final state, `state[<TAB>weight]`, the start state first (AT&T readers take the first
@@ -88,9 +89,17 @@ def symbols_text(fst: pynini.Fst) -> str:
 def write_att(fst: pynini.Fst, path: str | Path) -> Path:
     """Write `path` and its symbols file (`path` with suffix `.syms`); returns the latter."""
     path = Path(path)
+    text = to_att(fst)  # errors before anything is written
+    syms = write_symbols(fst, path)
+    atomic_write_text(path, text)
+    return syms
+
+
+def write_symbols(fst: pynini.Fst, path: str | Path) -> Path:
+    """Write the symbols file of AT&T text `path` (`path` with suffix `.syms`)."""
+    path = Path(path)
     syms = path.with_suffix(".syms")
     if syms == path:
         raise Error(f"{path}: choose an output name whose suffix is not .syms")
-    atomic_write_text(path, to_att(fst))
     atomic_write_text(syms, symbols_text(fst))
     return syms

@@ -1,14 +1,20 @@
 """Write one model's transducers in the formats other tools read.
 
 Public API:
-    FORMATS, export_model(model, fmt, path, source=None, target=None) -> list[Path], Error
+    FORMATS, export_model(model, fmt, path, source=None, target=None, passes=False)
+        -> list[Path], Error
 
 Formats (each is read by a real tool in the tests, see tests/test_exports.py):
 - `far`: an OpenFst archive (`farinfo`, `farextract`, `fstprint`), symbol tables
-  attached; every column pair unless `source`/`target` pick some.
+  attached; every column pair unless `source`/`target` pick some. One transducer per
+  pair (`pair-S-T`: the passes composed), or with `passes` one per pass
+  (`pair-S-T.pass1`, `.pass2`, ..., applied in that order), as the model keeps them:
+  for programs whose composition is too large to build or read in good time.
 - `att`: AT&T text plus a `.syms` symbols file (HFST `hfst-txt2fst`, foma `read att`,
-  OpenFst `fstcompile`), one column pair.
-- `foma`: a foma/XFST script of rewrite rules, one column pair.
+  OpenFst `fstcompile`), one column pair; with `passes`, one file per pass
+  (`NAME.pass1.att`, ...) and one symbols file.
+- `foma`: a foma/XFST script of rewrite rules, one column pair; with `passes`, the
+  passes are defined but not composed (foma takes minutes to compose some programs).
 - `dot` / `svg`: a drawing (Graphviz), one column pair, small transducers only.
 """
 
@@ -16,13 +22,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from exporters.att import write_att
+from exporters.att import to_att, write_att, write_symbols
 from exporters.dot import to_dot, to_svg
 from exporters.far import write_far
 from exporters.foma_script import program_to_foma
 from fstsynth.errors import UserError
 from fstsynth.fileio import atomic_write_bytes, atomic_write_text
-from fstsynth.model import Model, PairModel, far_key
+from fstsynth.model import Model, PairModel, far_key, pass_keys
 
 FORMATS = ("far", "att", "foma", "dot", "svg")
 
@@ -42,24 +48,46 @@ def export_model(
     path: str | Path,
     source: int | str | None = None,
     target: int | str | None = None,
+    passes: bool = False,
 ) -> list[Path]:
-    """Write `model` (or the column pair chosen) as `fmt` to `path`; the files written."""
+    """Write `model` (or the column pair chosen) as `fmt` to `path`; the files written.
+
+    `passes`: each pass's transducer on its own instead of their composition (far,
+    att; for foma, a script that defines the passes without composing them)."""
     path = Path(path)
     if fmt not in FORMATS:
         raise Error(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if passes and fmt not in ("far", "att", "foma"):
+        raise Error(f"--passes applies to the far, att and foma formats, not {fmt!r}")
     if fmt == "far":
         if source is None and target is None:
             chosen = list(model.pairs.values())
         else:
             chosen = [model.pair(source, target)]
-        write_far(path, {far_key(pm.source, pm.target): pm.compiled.fst for pm in chosen})
+        if passes:
+            fsts = {
+                key: fst
+                for pm in chosen
+                for key, fst in zip(pass_keys(pm.source, pm.target, len(pm.compiled.passes)), pm.compiled.passes)
+            }
+        else:
+            fsts = {far_key(pm.source, pm.target): pm.compiled.fst for pm in chosen}
+        write_far(path, fsts)
         return [path]
     pm = model.pair(source, target)
     if fmt == "att":
-        return [path, write_att(pm.compiled.fst, path)]
+        if not passes:
+            return [path, write_att(pm.compiled.fst, path)]
+        files = [path.with_name(f"{path.stem}.pass{k}{path.suffix}") for k in range(1, len(pm.compiled.passes) + 1)]
+        # Every pass carries the pair's whole table: one symbols file serves them all.
+        shared = write_symbols(pm.compiled.passes[0], path)
+        for file, fst in zip(files, pm.compiled.passes):
+            atomic_write_text(file, to_att(fst))
+        return [*files, shared]
     if fmt == "foma":
         tokens = sorted(pm.compiled.labels)
-        atomic_write_text(path, program_to_foma(pm.program, tokens, model.features, _title(model, pm)))
+        script = program_to_foma(pm.program, tokens, model.features, _title(model, pm), compose=not passes)
+        atomic_write_text(path, script)
         return [path]
     dot = to_dot(pm.compiled.fst, _title(model, pm))
     if fmt == "dot":

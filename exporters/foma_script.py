@@ -1,12 +1,14 @@
 """A program as a foma/XFST script of rewrite rules, compiled by foma itself.
 
 Public API:
-    program_to_foma(program, tokens, features, title="") -> str
+    program_to_foma(program, tokens, features, title="", compose=True) -> str
+    tag_symbols(program, tokens, features) -> list[str]
     foma_symbol(token) -> str, Error
 
 The script defines the token alphabet (`Tok`), one class per feature the rules test,
 and one composed block per pass (`define Pass1 [ ... ];`), then leaves the cascade
-`Tok* .o. Pass1 .o. Pass2 ...` on foma's stack (`regex Model;`).
+`Tok* .o. Pass1 .o. Pass2 ...` on foma's stack (`regex Model;`), or, with
+`compose=False`, leaves the passes to be applied one after the other.
 
 Why markers: foma's rewrite rules have no priority order, but a DSL pass is an ordered
 `Else` chain (the first rule that applies at a position wins) whose predicates all read
@@ -224,20 +226,17 @@ def _window(slots: dict[int, _Slot], lo: int, hi: int, any_slot: _Slot) -> list[
 
 
 def program_to_foma(
-    program: Program, tokens: Sequence[Token], features: Features, title: str = ""
+    program: Program, tokens: Sequence[Token], features: Features, title: str = "", compose: bool = True
 ) -> str:
-    """The foma script of `program` over `tokens` (every token the transducer reads)."""
-    w = _Writer(program, tokens, features)
+    """The foma script of `program` over `tokens` (every token the transducer reads).
+
+    `compose=False` leaves the passes uncomposed: the script defines `Pass1`, `Pass2`,
+    ... and pushes nothing, for programs whose composition foma would take minutes to
+    build; each pass is then applied to the previous one's output (`tag_symbols` lists
+    the symbols that may flow between them besides the tokens)."""
+    w, body = _written(program, tokens, features)
     toks = w.tokens
-    for tok in toks:
-        if re.fullmatch(r"<(m\d+\w*|t\d+)>", tok):
-            raise Error(f"token {tok!r} has the form of one of the script's marker symbols")
-    body: list[str] = []
     passes = program.passes
-    for k, pass_ in enumerate(passes, start=1):
-        out_tags = referenced_tags(passes[k]) if k < len(passes) else set()
-        in_tags = referenced_tags(pass_) if k > 1 else set()
-        body.extend(_pass_block(w, k, pass_, in_tags, out_tags))
 
     head = [
         f"# fstsynth rules{': ' + title if title else ''}",
@@ -257,8 +256,38 @@ def program_to_foma(
         head.append(f"define {name} {_union(members)};   # [+{feature}]")
     for tr, name in w.tag_names.items():
         head.append(f"# tag {name}: the token was produced by {tr} in the previous pass")
-    tail = ["", "define Model [ Tok*" + "".join(f" .o. Pass{k}" for k in range(1, len(passes) + 1)) + " ];", "regex Model;", ""]
+    if compose:
+        tail = ["", "define Model [ Tok*" + "".join(f" .o. Pass{k}" for k in range(1, len(passes) + 1)) + " ];", "regex Model;", ""]
+    else:
+        tail = [
+            "",
+            f"# The {len(passes)} passes are left uncomposed: apply `Tok* .o. Pass1` to a word, then",
+            "# Pass2 to its output, and so on (e.g. `regex Tok* .o. Pass1;` saved as pass1.fomabin,",
+            "# `regex Pass2;` as pass2.fomabin, and flookup one after the other).",
+            "",
+        ]
     return "\n".join(head + body + tail)
+
+
+def tag_symbols(program: Program, tokens: Sequence[Token], features: Features) -> list[str]:
+    """The tag symbols (`<t1>`, ...) the script of `program` writes between passes."""
+    w, _ = _written(program, tokens, features)
+    return [name.replace("%", "") for name in w.tag_names.values()]
+
+
+def _written(program: Program, tokens: Sequence[Token], features: Features) -> tuple["_Writer", list[str]]:
+    """The writer (its names for classes and tags) and the passes' blocks."""
+    w = _Writer(program, tokens, features)
+    for tok in w.tokens:
+        if re.fullmatch(r"<(m\d+\w*|t\d+)>", tok):
+            raise Error(f"token {tok!r} has the form of one of the script's marker symbols")
+    body: list[str] = []
+    passes = program.passes
+    for k, pass_ in enumerate(passes, start=1):
+        out_tags = referenced_tags(passes[k]) if k < len(passes) else set()
+        in_tags = referenced_tags(pass_) if k > 1 else set()
+        body.extend(_pass_block(w, k, pass_, in_tags, out_tags))
+    return w, body
 
 
 def _pass_block(

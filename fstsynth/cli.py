@@ -322,6 +322,10 @@ def export(
     output: Path = typer.Option(..., "--output", "-o", help="File to write."),
     source: Optional[str] = typer.Option(None, "--source", "-s", help="Source column (name or index)."),
     target: Optional[str] = typer.Option(None, "--target", "-t", help="Target column (name or index)."),
+    passes: bool = typer.Option(
+        False, "--passes",
+        help="far, att, foma: one transducer per pass (applied in order) instead of their composition.",
+    ),
 ) -> None:
     """Write a column pair's transducer (or rules) in a format other FST tools read."""
 
@@ -329,7 +333,7 @@ def export(
         from exporters.export import export_model
 
         model = load_model(model_dir)
-        for path in export_model(model, fmt, output, source, target):
+        for path in export_model(model, fmt, output, source, target, passes):
             typer.echo(f"wrote {path}")
 
     _guard(body)

@@ -1,12 +1,13 @@
-"""The compiler: a program becomes one Pynini transducer over token labels.
+"""The compiler: a program becomes one Pynini transducer per pass over token labels.
 
 Public API:
-    UNK, compile_program(program, alphabet, features) -> Compiled
-    Compiled.fst, Compiled.symbols, Compiled.apply(word), Compiled.apply_many(words)
-    transduce(fst, symbols, word), word_acceptor(labels)
+    UNK, compile_program(program, alphabet, features) -> Compiled, program_tokens
+    Compiled.passes, Compiled.fst (their composition, built on first use),
+    Compiled.symbols, Compiled.apply(word), Compiled.apply_many(words)
+    compose_passes(passes, symbols), transduce(fst, labels, tokens, word), word_acceptor(labels)
 
 Scheme (DESIGN.md section 5). The word is framed as `<s> w` (the start position is a
-real symbol inside the cascade, so prefixes are ordinary insertions after it). For each
+real symbol inside a pass, so prefixes are ordinary insertions after it). For each
 pass, with first-match-wins and simultaneous contexts:
 0. the pass's input symbols are partitioned into classes that no predicate of the pass
    tells apart (and, for a Copy rule reading another position, by the copied token);
@@ -21,8 +22,13 @@ pass, with first-match-wins and simultaneous contexts:
    symbol to its output tokens, each carrying the tag the next pass can test with
    `TransformationApplied` (tags no later predicate tests are dropped, which cannot
    change any outcome).
-Passes compose in order; a last map removes `<s>`. The result is optimized and
-arc-sorted once. A token never seen in training is read as `UNK` (`<unk>`), an ordinary
+Each pass is then framed on its own (`<s>` inserted before, removed after), so that it
+maps strings to strings, and optimized. The passes are kept apart: applied one after the
+other they are the program, and their composition, which `Compiled.fst` builds only when
+asked (exports), can be far larger than they are together when a pass looks right
+(a 3,000-pair learning-curve program: 38.5M arcs composed). Tags between passes are
+symbols named after the token and the transformation that made it (`a<Delete(x)>`).
+A token never seen in training is read as `UNK` (`<unk>`), an ordinary
 symbol with no features that matches no `IsToken`: the interpreter is run on the same
 mapped word, so the two backends mean the same thing.
 """
@@ -30,7 +36,7 @@ mapped word, so the two backends mean the same thing.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 import pynini
@@ -177,16 +183,29 @@ class _Symbols:
     def plain(self, token: Token) -> int:
         return self.table.find(token)
 
-    def internal(self, key: object) -> int:
-        """A label for an internal symbol (tagged or marked token) named by `key`."""
+    def internal(self, key: object, name: str | None = None) -> int:
+        """A label for an internal symbol (tagged, marked or chunked token) named by
+        `key`; `name` (made unique) is how it prints, else `<internal:LABEL>`."""
         label = self._internal.get(key)
         if label is None:
             label = self.table.available_key()
             if label in (BOS_LABEL, EOS_LABEL):
                 label = EOS_LABEL + 1
-            self.table.add_symbol(f"<internal:{label}>", label)
+            text = name or f"<internal:{label}>"
+            while self.table.find(text) != -1:
+                text += "'"
+            self.table.add_symbol(text, label)
             self._internal[key] = label
         return label
+
+    def public(self) -> pynini.SymbolTable:
+        """The symbols a pass transducer may read or write: tokens, `<s>` and tagged
+        tokens (marks and chunks live only inside the compiler)."""
+        table = self.external.copy()
+        for key, label in sorted(self._internal.items(), key=lambda item: item[1]):
+            if isinstance(key, tuple) and key[0] == "tagged":
+                table.add_symbol(self.table.find(label), label)
+        return table
 
 
 # ------------------------------------------------------------------ one pass
@@ -613,44 +632,89 @@ def _compose_chain(fsts: list[pynini.Fst], deadline: float | None) -> pynini.Fst
 def _symbol_for(syms: _Symbols, tok: Token, tag: Transformation | None) -> int:
     if tag is None:
         return syms.plain(tok)
-    return syms.internal(("tagged", tok, tag))
+    # Printed as the token and the transformation that made it, e.g. `a<Delete(x)>`
+    # (no whitespace: AT&T text and symbol files split on it).
+    return syms.internal(("tagged", tok, tag), "".join(f"{tok}<{tag}>".split()))
 
 
 # ------------------------------------------------------------------ whole programs
 
 
-@dataclass
 class Compiled:
-    """A compiled program: `fst` maps token strings (labels of `symbols`) to outputs."""
+    """A compiled program: one transducer per pass, applied in order (`passes`), over
+    `symbols`. Each maps strings to strings on its own (its frame is inside it); what
+    flows between passes may carry tagged tokens (named in `symbols`) that a later
+    `TransformationApplied` tests. `fst`, their composition, is built on first use: for
+    programs with right contexts it can be far larger than the passes together.
 
-    fst: pynini.Fst
-    symbols: pynini.SymbolTable
-    seconds: float = 0.0
-    _passes: "list[_PassCompiler] | None" = field(default=None, repr=False)
-    _syms: "_Symbols | None" = field(default=None, repr=False)
-    subsequential: bool = True  # every pass determinizes (see `fast`)
-    walker: "Walker | TwoWayWalker | None" = field(default=None, init=False, repr=False)
-    labels: dict[Token, int] = field(init=False, repr=False)
-    tokens: dict[int, Token] = field(init=False, repr=False)
+    `tokens` (default: every symbol but epsilon and `<s>`) are the symbols that are word
+    tokens; the others are internal.
+    """
 
-    def __post_init__(self) -> None:
-        self.labels = {
+    def __init__(
+        self,
+        passes: Sequence[pynini.Fst],
+        symbols: pynini.SymbolTable,
+        tokens: Iterable[Token] | None = None,
+        *,
+        seconds: float = 0.0,
+        compilers: "list[_PassCompiler] | None" = None,
+        syms: "_Symbols | None" = None,
+        subsequential: bool = True,
+    ) -> None:
+        self.passes = list(passes)
+        self.symbols = symbols
+        self.seconds = seconds
+        self._passes = compilers
+        self._syms = syms
+        self.subsequential = subsequential  # every pass determinizes (see `fast`)
+        self.walker: Walker | TwoWayWalker | None = None
+        self._cascade: pynini.Fst | None = None
+        wanted = None if tokens is None else set(tokens)
+        self.labels: dict[Token, int] = {
             tok: label
-            for label, tok in self.symbols
-            if tok not in (EPSILON, START_SYMBOL)
+            for label, tok in symbols
+            if tok not in (EPSILON, START_SYMBOL) and (wanted is None or tok in wanted)
         }
-        self.tokens = {label: tok for tok, label in self.labels.items()}
+        self.tokens: dict[int, Token] = {label: tok for tok, label in self.labels.items()}
+        self._names = {label: tok for label, tok in symbols}
+
+    @property
+    def fst(self) -> pynini.Fst:
+        """The passes composed into one transducer (optimized, arc-sorted)."""
+        if self._cascade is None:
+            self._cascade = compose_passes(self.passes, self.symbols)
+        return self._cascade
 
     @property
     def alphabet(self) -> set[Token]:
         return set(self.labels)
+
+    def token_symbols(self) -> pynini.SymbolTable:
+        """The table of word tokens alone (and epsilon): what a user's words are written in."""
+        table = pynini.SymbolTable()
+        table.add_symbol(EPSILON, 0)
+        for label, tok in sorted(self.tokens.items()):
+            table.add_symbol(tok, label)
+        return table
 
     def map_unknown(self, word: Sequence[Token]) -> Word:
         """The word as the model reads it: unseen tokens become `UNK`."""
         return tuple(t if t in self.labels else UNK for t in word)
 
     def apply(self, word: Sequence[Token]) -> Word:
-        return transduce(self.fst, self.labels, self.tokens, self.map_unknown(word))
+        """The output of the pass transducers, one after the other, on `word`."""
+        mapped = self.map_unknown(word)
+        labels = [self.labels[t] for t in mapped]
+        for fst in self.passes:
+            found = _transduce_labels(fst, labels)
+            if found is None:
+                raise Error(f"the transducer gives no output for {' '.join(mapped)!r}")
+            labels = found
+        try:
+            return tuple(self.tokens[label] for label in labels)
+        except KeyError:  # a pass wrote a symbol that is no token: a damaged transducer
+            raise Error(f"the transducer writes a symbol that is not a token for {' '.join(mapped)!r}") from None
 
     def apply_many(self, words: Iterable[Sequence[Token]]) -> list[Word]:
         """Outputs for many words, through the per-pass tables when available."""
@@ -664,12 +728,53 @@ class Compiled:
         walked together (`Walker`) if every pass is subsequential, else bimachines
         walked pass by pass (`TwoWayWalker`)."""
         if self.walker is None:
-            if self._passes is None:
+            if self._passes is None or self._syms is None:
                 raise Error("no tables for this transducer (loaded without its passes); use apply")
             build = Walker.build if self.subsequential else TwoWayWalker.build
             self.walker = build(self._passes, self._syms, self.labels, self.tokens)
             self._passes = None  # the tables replace the pass compilers
         return self.walker
+
+    def with_tables_of(self, fresh: "Compiled") -> None:
+        """Take the pass tables of `fresh`, the same program compiled again (for a
+        loaded model, whose archive keeps only the transducers)."""
+        self._passes, self._syms = fresh._passes, fresh._syms
+        self.subsequential = fresh.subsequential
+
+
+def compose_passes(passes: Sequence[pynini.Fst], symbols: pynini.SymbolTable) -> pynini.Fst:
+    """The cascade: `passes` composed in order, optimized (determinized and minimized
+    over label pairs, so that no state has two arcs with one label pair, which tools
+    comparing transducers such as fstisomorphic need) and arc-sorted."""
+    cascade = passes[0]
+    for fst in passes[1:]:
+        cascade = pynini.compose(cascade, fst)
+    cascade = cascade.optimize()
+    cascade.arcsort("ilabel")
+    cascade.set_input_symbols(symbols)
+    cascade.set_output_symbols(symbols)
+    return cascade
+
+
+def _transduce_labels(fst: pynini.Fst, labels: Sequence[int]) -> list[int] | None:
+    """The output labels of a functional transducer on `labels` (None: no output)."""
+    lattice = pynini.compose(word_acceptor(labels), fst)
+    if lattice.start() == pynini.NO_STATE_ID or lattice.num_states() == 0:
+        return None
+    path = pynini.shortestpath(lattice).topsort()
+    if path.start() == pynini.NO_STATE_ID:
+        return None
+    out: list[int] = []
+    state = path.start()
+    while True:
+        arcs = list(path.arcs(state))
+        if not arcs:
+            break
+        arc = arcs[0]
+        if arc.olabel:
+            out.append(arc.olabel)
+        state = arc.nextstate
+    return out
 
 
 _Table = tuple[list[dict[int, tuple[int, tuple[int, ...]]]], list["tuple[int, ...] | None"], int]
@@ -758,7 +863,7 @@ class Walker(_Walking):
     on demand: a product state is the tuple of the passes' states, and the first time an
     input label is read in a product state, it is pushed through every pass and the
     result (next product state, output tokens) is cached. A word then costs one
-    dictionary lookup per token, however many passes. `Compiled.apply` (the cascade FST)
+    dictionary lookup per token, however many passes. `Compiled.apply` (the pass transducers)
     stays the reference; the tests compare the two.
     """
 
@@ -964,7 +1069,7 @@ class TwoWayWalker(_Walking):
     """A compiled program run from Python dictionaries when some pass is not
     subsequential: each pass walked as a bimachine (`_TwoWayPass`), one after the other.
     Slower than `Walker` (two lookups per label and pass, no product), still far
-    faster than composing each word with the cascade."""
+    faster than composing each word with each pass transducer."""
 
     def __init__(
         self, passes: list[_TwoWayPass], start: int, unk: int, labels: Mapping[Token, int], tokens: Mapping[int, Token]
@@ -1004,21 +1109,10 @@ def transduce(
     word: Sequence[Token],
 ) -> Word:
     """Run a (functional) transducer on one word of known tokens."""
-    lattice = pynini.compose(word_acceptor([labels[t] for t in word]), fst)
-    if lattice.start() == pynini.NO_STATE_ID or lattice.num_states() == 0:
+    out = _transduce_labels(fst, [labels[t] for t in word])
+    if out is None:
         raise Error(f"the transducer gives no output for {' '.join(word)!r}")
-    path = pynini.shortestpath(lattice).topsort()
-    out: list[Token] = []
-    state = path.start()
-    while True:
-        arcs = list(path.arcs(state))
-        if not arcs:
-            break
-        arc = arcs[0]
-        if arc.olabel:
-            out.append(tokens[arc.olabel])
-        state = arc.nextstate
-    return tuple(out)
+    return tuple(tokens[label] for label in out)
 
 
 def compile_program(
@@ -1034,45 +1128,61 @@ def compile_program(
     rule raises `TimeLimitError` instead of being compiled.
     """
     started = time.perf_counter()
-    tokens = set(alphabet) | _program_tokens(program) | {UNK}
+    tokens = program_tokens(program, alphabet)
     syms = _Symbols(tokens)
     token_list = sorted(tokens)
     start = syms.plain(START_SYMBOL)
-    plain = [syms.plain(t) for t in token_list]
-    # Frame: insert <s> in front of the word.
-    frame = _label_map([(0, [start])], star=False)
-    frame.concat(_label_set(plain).closure())
-    cascade = frame
     passes = program.passes
     in_tags: list[Transformation | None] = [None]
     pass_compilers: list[_PassCompiler] = []
+    pass_fsts: list[pynini.Fst] = []
     for k, pass_ in enumerate(passes):
         last = k == len(passes) - 1
         next_tags = referenced_tags(passes[k + 1]) if not last else set()
         pc = _PassCompiler(pass_, in_tags, next_tags, token_list, features, syms, last)
-        cascade = pynini.compose(cascade, pc.compile(deadline))
-        pass_compilers.append(pc)
+        rewrite = pc.compile(deadline)
         _check_deadline(deadline)
-        in_tags = [None, *sorted(next_tags, key=str)]
-    # Unframe: drop <s>.
-    unframe = _label_map([(start, [])], star=False)
-    unframe.concat(_label_set(plain).closure())
-    # Optimized (determinized and minimized over encoded label pairs): over class
-    # labels the passes are small enough for this to cost little (under 1 s on the
-    # largest dev-split programs), and the exported transducer is smaller and has no
-    # two arcs with the same label pair out of one state, which tools comparing
-    # transducers (fstisomorphic) need.
-    cascade = pynini.compose(cascade, unframe).optimize()
-    cascade.arcsort("ilabel")
-    external = syms.external
-    cascade.set_input_symbols(external)
-    cascade.set_output_symbols(external)
+        out_tags: list[Transformation | None] = [None, *sorted(next_tags, key=str)]
+        pass_fsts.append(_framed(rewrite, syms, token_list, in_tags, out_tags, start))
+        pass_compilers.append(pc)
+        in_tags = out_tags
+    if not pass_fsts:  # the empty program: the identity
+        pass_fsts.append(_label_set([syms.plain(t) for t in token_list]).closure())
+    public = syms.public()
+    for fst in pass_fsts:
+        fst.arcsort("ilabel")
+        fst.set_input_symbols(public)
+        fst.set_output_symbols(public)
     # A pass that looks unboundedly far right is not subsequential: determinizing it
     # would not terminate, so such programs are walked as bimachines instead.
     return Compiled(
-        cascade, external, time.perf_counter() - started, pass_compilers, syms,
-        subsequential=not looks_unboundedly_right(program),
+        pass_fsts, public, tokens, seconds=time.perf_counter() - started,
+        compilers=pass_compilers, syms=syms, subsequential=not looks_unboundedly_right(program),
     )
+
+
+def _framed(
+    rewrite: pynini.Fst,
+    syms: _Symbols,
+    tokens: Sequence[Token],
+    in_tags: Sequence[Transformation | None],
+    out_tags: Sequence[Transformation | None],
+    start: int,
+) -> pynini.Fst:
+    """A pass on its own: `<s>` inserted in front of the input, the pass, `<s>`
+    removed from the output (inside the compiler a pass reads and writes `<s> w`)."""
+    reads = [_symbol_for(syms, tok, tag) for tag in in_tags for tok in tokens]
+    writes = [_symbol_for(syms, tok, tag) for tag in out_tags for tok in tokens]
+    frame = _label_map([(0, [start])], star=False)
+    frame.concat(_label_set(reads).closure())
+    unframe = _label_map([(start, [])], star=False)
+    unframe.concat(_label_set(writes).closure())
+    return pynini.compose(pynini.compose(frame, rewrite), unframe).optimize()
+
+
+def program_tokens(program: Program, alphabet: Iterable[Token]) -> set[Token]:
+    """Every token a program compiled over `alphabet` reads or writes, and `UNK`."""
+    return set(alphabet) | _program_tokens(program) | {UNK}
 
 
 def _program_tokens(program: Program) -> set[Token]:

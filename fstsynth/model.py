@@ -8,8 +8,16 @@ Public API:
 
 A model directory holds `model.json` (format name and version, options, features,
 columns, token inventory, and per column pair its program in readable and JSON form)
-and `model.far` (one FST per column pair under the key `pair-S-T`, with the symbol
-table attached), plus `symbols.txt` for tools that want the table on its own. The FAR's
+and `model.far`: per column pair, one FST per pass of its program under the keys
+`pair-S-T.pass1`, `pair-S-T.pass2`, ... (applied in that order; each maps strings to
+strings), with its symbol table attached (tokens, and the tagged tokens a pair's passes
+hand on to one another). `symbols.txt` is the table of word tokens, shared by every
+pair, for tools that compile words with it. The
+passes are kept rather than their composition because the composition of passes with
+right contexts can be far larger than the passes together (one benchmark program:
+4,231 states in its passes, 1.0M arcs composed); `exporters` composes them for tools
+that want one transducer. Version 1 models (one composed FST under `pair-S-T`) still
+load. The FAR's
 SHA-256 is recorded in the JSON, so a damaged archive is refused before OpenFst reads
 it. Loading never executes anything from the files: the JSON is parsed as plain data and
 checked field by field, and the archive is read by OpenFst only after a child process
@@ -38,7 +46,7 @@ from exporters.far import Error as FarError
 from exporters.far import read_far, write_far
 from fstsynth import dsl
 from fstsynth.alignment import with_vowel_classes
-from fstsynth.compiler import UNK, Compiled, compile_program
+from fstsynth.compiler import UNK, Compiled, compile_program, program_tokens
 from fstsynth.compiler import Error as CompilerError
 from fstsynth.errors import UserError
 from fstsynth.fileio import atomic_directory
@@ -47,7 +55,7 @@ from fstsynth.problem import Problem
 from fstsynth.synthesis import LearnResult, Options, learn
 
 FORMAT_NAME = "fstsynth-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MODEL_JSON = "model.json"
 MODEL_FAR = "model.far"
 SYMBOLS_TXT = "symbols.txt"
@@ -74,6 +82,11 @@ class Error(UserError):
 
 def far_key(source: int, target: int) -> str:
     return f"pair-{source}-{target}"
+
+
+def pass_keys(source: int, target: int, count: int) -> list[str]:
+    """The FAR keys of a column pair's pass transducers, in the order they apply."""
+    return [f"{far_key(source, target)}.pass{k}" for k in range(1, count + 1)]
 
 
 @dataclass
@@ -110,7 +123,7 @@ class PairModel:
 
     def predict_many(self, words: Sequence[Sequence[Token]]) -> list[Word]:
         """`predict` for many words at once, through the transducer's deterministic tables
-        when it has them (see `Model.with_tables`), else through the cascade."""
+        when it has them (see `Model.with_tables`), else through the pass transducers."""
         outputs = self.compiled.apply_many(words)
         # restore_unknown changes nothing when the output has no UNK: skip it then.
         return [
@@ -176,17 +189,17 @@ class Model:
     def with_tables(self, pm: PairModel) -> PairModel:
         """Give a loaded pair model its per-pass tables for fast `predict_many`.
 
-        The FAR keeps only the composed cascade, and the tables are built per pass, so the
-        program is compiled again (same program, same alphabet: the same symbols; this is
-        checked). Costs start-up time once; a freshly learned model needs nothing."""
+        The tables are built from the compiler's view of each pass (symbol classes and
+        chunked outputs), which the FAR does not keep, so the program is compiled again
+        (same program, same alphabet: the same symbols; this is checked). Costs start-up
+        time once; a freshly learned model needs nothing."""
         compiled = pm.compiled
         if compiled.walker is not None or compiled._passes is not None:
             return pm
         fresh = compile_program(pm.program, self.alphabet, self.features)
         if fresh.labels != compiled.labels:
             raise Error("the recompiled program's symbols differ from the saved transducer's")
-        compiled._passes, compiled._syms = fresh._passes, fresh._syms
-        compiled.subsequential = fresh.subsequential
+        compiled.with_tables_of(fresh)
         return pm
 
     def pair_names(self) -> list[str]:
@@ -220,7 +233,7 @@ class Model:
                 {
                     "source": pm.source,
                     "target": pm.target,
-                    "far_key": far_key(pm.source, pm.target),
+                    "far_keys": pass_keys(pm.source, pm.target, len(pm.compiled.passes)),
                     "rules": [[str(r) for r in p.rules] for p in pm.program.passes],
                     "program": dsl.to_json(pm.program),
                     "cost": pm.cost,
@@ -236,17 +249,20 @@ class Model:
     def save(self, directory: str | Path) -> None:
         """Write the model directory atomically (an existing one is replaced only at the end)."""
         with atomic_directory(directory) as tmp:
-            write_far(
-                tmp / MODEL_FAR,
-                {far_key(s, t): pm.compiled.fst for (s, t), pm in self.pairs.items()},
-            )
+            fsts = {
+                key: fst
+                for (s, t), pm in self.pairs.items()
+                for key, fst in zip(pass_keys(s, t, len(pm.compiled.passes)), pm.compiled.passes)
+            }
+            write_far(tmp / MODEL_FAR, fsts)
             sha = hashlib.sha256((tmp / MODEL_FAR).read_bytes()).hexdigest()
             (tmp / MODEL_JSON).write_text(
                 json.dumps(self.to_json(sha), ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
             )
-            symbols = next(iter(self.pairs.values())).compiled.symbols if self.pairs else None
-            if symbols is not None:
-                symbols.write_text(str(tmp / SYMBOLS_TXT))
+            if self.pairs:
+                # Every pair's compiled over the problem's alphabet: one token table.
+                first = self.pairs[min(self.pairs)].compiled
+                first.token_symbols().write_text(str(tmp / SYMBOLS_TXT))
 
 
 def check_limits(problem: Problem, pairs: Sequence[tuple[int, int]]) -> None:
@@ -374,7 +390,7 @@ def load_model(directory: str | Path) -> Model:
             f"supports ({FORMAT_VERSION}); upgrade fstsynth"
         )
     try:
-        return _model_from_json(directory, json_path, doc)
+        return _model_from_json(directory, json_path, doc, version)
     except (Error, FarError):
         raise
     except RecursionError:
@@ -383,7 +399,7 @@ def load_model(directory: str | Path) -> Model:
         raise Error(f"{json_path}: damaged model JSON ({type(exc).__name__}: {exc})") from None
 
 
-def _model_from_json(directory: Path, json_path: Path, doc: dict[str, Any]) -> Model:
+def _model_from_json(directory: Path, json_path: Path, doc: dict[str, Any], version: int) -> Model:
     far = doc.get("far")
     _need(isinstance(far, dict), json_path, "'far' must be an object")
     name, expected = far.get("file"), far.get("sha256")
@@ -430,20 +446,27 @@ def _model_from_json(directory: Path, json_path: Path, doc: dict[str, Any]) -> M
             json_path,
             f"pair {n}: source and target must be column indices",
         )
-        key = entry["far_key"]
-        fst = fsts.get(key) if isinstance(key, str) else None
-        if fst is None:
-            raise Error(f"{far_path}: no transducer {key!r}")
-        symbols = fst.input_symbols()
-        if symbols is None or symbols.find(UNK) == -1:
-            raise Error(f"{far_path}: transducer {key!r} has no fstsynth symbol table")
+        program = dsl.from_json(entry["program"])
+        # Version 1 kept one composed FST per pair; it is read as a one-pass chain.
+        keys = entry["far_keys"] if version >= 2 else [entry["far_key"]]
+        _need(_is_str_list(keys) and len(keys) >= 1, json_path, f"pair {n}: 'far_keys' must list FAR keys")
+        passes = []
+        for key in keys:
+            fst = fsts.get(key)
+            if fst is None:
+                raise Error(f"{far_path}: no transducer {key!r}")
+            symbols = fst.input_symbols()
+            if symbols is None or symbols.find(UNK) == -1:
+                raise Error(f"{far_path}: transducer {key!r} has no fstsynth symbol table")
+            passes.append(fst)
+        tokens = program_tokens(program, alphabet) if version >= 2 else None
         pairs[(s, t)] = PairModel(
-            s, t, dsl.from_json(entry["program"]), float(entry["cost"]),
+            s, t, program, float(entry["cost"]),
             int(entry["train_correct"]), int(entry["train_total"]),
-            Compiled(fst, symbols.copy()),
+            Compiled(passes, passes[0].input_symbols().copy(), tokens),
             held_out=None if entry.get("held_out") is None else float(entry["held_out"]),
             variant=str(entry.get("variant", "")),
-            far_key=key,
+            far_key=far_key(s, t),
         )
     name_ = doc.get("name", "")
     return Model(

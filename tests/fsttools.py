@@ -73,22 +73,25 @@ def _split_batch(tokens: list[str], count: int) -> list[Word | None]:
 # --------------------------------------------------------------------------- OpenFst
 
 
-def openfst_apply(far: Path, key: str, symbols: Path, words: Sequence[Word], tmp: Path) -> list[Word | None]:
-    """Apply the FST `key` of `far` to all words with OpenFst's command-line tools.
+def openfst_apply(
+    far: Path, keys: str | Sequence[str], symbols: Path, words: Sequence[Word], tmp: Path
+) -> list[Word | None]:
+    """Apply the FST `keys` of `far` (or several, one after the other: a model's pass
+    transducers) to all words with OpenFst's command-line tools.
 
-    `farextract` takes the FST out of the archive; the batch is one string
-    `w1 SEP w2 SEP ...` and the transducer is extended by OpenFst itself to
-    `(T SEP)*` (`fstconcat`, `fstclosure`), so one `fstcompose` + `fstshortestpath`
-    applies it to every word.
+    `farextract` takes each FST out of the archive; the batch is one string
+    `w1 SEP w2 SEP ...` and each transducer is extended by OpenFst itself to
+    `(T SEP)*` (`fstconcat`, `fstclosure`), so one `fstcompose` per transducer (the
+    output side of one lattice is the input of the next) and one `fstshortestpath`
+    apply them to every word. `symbols` must name every symbol the transducers write.
     """
     _check_separator(words)
+    chain = [keys] if isinstance(keys, str) else list(keys)
     table = symbols.read_text(encoding="utf-8").splitlines()
     labels = {line.split("\t")[0]: int(line.split("\t")[1]) for line in table if line}
     sep_label = max(labels.values()) + 1
     syms = tmp / "batch.syms"
     syms.write_text("\n".join([*table, f"{SEPARATOR}\t{sep_label}"]) + "\n", encoding="utf-8")
-    run(["farextract", f"--keys={key}", "--range_delimiter=/", f"--filename_prefix={tmp}/", str(far)], tmp)
-    model = tmp / key
     lines = []
     state = 0
     for word in words:
@@ -99,16 +102,23 @@ def openfst_apply(far: Path, key: str, symbols: Path, words: Sequence[Word], tmp
     (tmp / "batch.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (tmp / "sep.txt").write_text(f"0\t1\t{SEPARATOR}\n1\n", encoding="utf-8")
     compat = "--fst_compat_symbols=false"
-    # The model carries its own symbol table (without SEP): the extended table is
-    # given to fstcompile and fstprint, and the model's is dropped for the batch.
-    run(["fstsymbols", "--clear_isymbols", "--clear_osymbols", str(model), "model.fst"], tmp)
     run(["fstcompile", "--acceptor", f"--isymbols={syms}", "batch.txt", "batch.fst"], tmp)
     run(["fstcompile", "--acceptor", f"--isymbols={syms}", "sep.txt", "sep.fst"], tmp)
-    run(["fstconcat", compat, "model.fst", "sep.fst", "model_sep.fst"], tmp)
-    run(["fstclosure", compat, "model_sep.fst", "model_star.fst"], tmp)
-    run(["fstarcsort", "--sort_type=ilabel", compat, "model_star.fst", "model_sorted.fst"], tmp)
-    run(["fstcompose", compat, "batch.fst", "model_sorted.fst", "lattice.fst"], tmp)
-    run(["fstshortestpath", compat, "lattice.fst", "path.fst"], tmp)
+    current = "batch.fst"
+    for k, key in enumerate(chain):
+        run(["farextract", f"--keys={key}", "--range_delimiter=/", f"--filename_prefix={tmp}/", str(far)], tmp)
+        # The model carries its own symbol table (without SEP): the extended table is
+        # given to fstcompile and fstprint, and the model's is dropped for the batch.
+        run(["fstsymbols", "--clear_isymbols", "--clear_osymbols", key, f"model{k}.fst"], tmp)
+        run(["fstconcat", compat, f"model{k}.fst", "sep.fst", f"model{k}_sep.fst"], tmp)
+        run(["fstclosure", compat, f"model{k}_sep.fst", f"model{k}_star.fst"], tmp)
+        run(["fstarcsort", "--sort_type=ilabel", compat, f"model{k}_star.fst", f"model{k}_sorted.fst"], tmp)
+        run(["fstcompose", compat, current, f"model{k}_sorted.fst", f"lattice{k}.fst"], tmp)
+        if k < len(chain) - 1:  # the outputs, as the next transducer's input
+            run(["fstproject", "--project_type=output", compat, f"lattice{k}.fst", f"outputs{k}.fst"], tmp)
+            run(["fstrmepsilon", compat, f"outputs{k}.fst", f"next{k}.fst"], tmp)
+            current = f"next{k}.fst"
+    run(["fstshortestpath", compat, f"lattice{len(chain) - 1}.fst", "path.fst"], tmp)
     run(["fstproject", "--project_type=output", compat, "path.fst", "out.fst"], tmp)
     run(["fstrmepsilon", compat, "out.fst", "out_noeps.fst"], tmp)
     run(["fsttopsort", compat, "out_noeps.fst", "out_sorted.fst"], tmp)
@@ -123,19 +133,22 @@ def openfst_apply(far: Path, key: str, symbols: Path, words: Sequence[Word], tmp
 # --------------------------------------------------------------------------- HFST
 
 
-def hfst_apply(att: Path, words: Sequence[Word], tmp: Path) -> list[Word | None]:
-    """Compile AT&T text with `hfst-txt2fst` and apply it to every word.
+def hfst_apply(att: Path | Sequence[Path], words: Sequence[Word], tmp: Path) -> list[Word | None]:
+    """Compile AT&T text with `hfst-txt2fst` and apply it to every word (or several,
+    one after the other: a model's pass transducers).
 
     The words are compiled with `hfst-strings2fst -S` (space-separated symbols, so the
     tokenization is exactly fstsynth's), composed with the model (`hfst-compose`,
-    one input transducer per word) and printed with `hfst-fst2strings`.
+    one input transducer per word; the output side is the next pass's input) and
+    printed with `hfst-fst2strings`.
     """
-    run(["hfst-txt2fst", "-i", str(att), "-o", "model.hfst"], tmp)
     escaped = [" ".join(t.replace("\\", "\\\\").replace(":", "\\:") for t in w) for w in words]
     (tmp / "words.txt").write_text("\n".join(escaped) + "\n", encoding="utf-8")
-    run(["hfst-strings2fst", "-S", "-i", "words.txt", "-o", "words.hfst"], tmp)
-    run(["hfst-compose", "-1", "words.hfst", "-2", "model.hfst", "-o", "applied.hfst"], tmp)
-    run(["hfst-project", "-p", "output", "-i", "applied.hfst", "-o", "outputs.hfst"], tmp)
+    run(["hfst-strings2fst", "-S", "-i", "words.txt", "-o", "outputs.hfst"], tmp)
+    for k, file in enumerate([att] if isinstance(att, Path) else att):
+        run(["hfst-txt2fst", "-i", str(file), "-o", f"model{k}.hfst"], tmp)
+        run(["hfst-compose", "-1", "outputs.hfst", "-2", f"model{k}.hfst", "-o", "applied.hfst"], tmp)
+        run(["hfst-project", "-p", "output", "-i", "applied.hfst", "-o", "outputs.hfst"], tmp)
     printed = run(["hfst-fst2strings", "-S", "-X", "print-space", "-i", "outputs.hfst"], tmp)
     results: list[Word | None] = []
     current: list[str] = []
@@ -181,42 +194,64 @@ def _xerox_results(printed: str, words: Sequence[str]) -> list[list[str]]:
 # --------------------------------------------------------------------------- foma
 
 
-def foma_spaced_apply(load: str, tokens: Sequence[str], words: Sequence[Word], tmp: Path) -> list[Word | None]:
-    """Apply a foma network to every word with `flookup -i` (apply down).
+def foma_spaced_apply(
+    load: str | Sequence[str], tokens: Sequence[str], words: Sequence[Word], tmp: Path
+) -> list[Word | None]:
+    """Apply a foma network to every word with `flookup -i` (apply down); given several,
+    apply them one after the other (a model's pass transducers), each output the next
+    one's input.
 
     `load` is the foma command(s) that put the network on the stack (`read att F` or
-    `source F`). foma splits input into the longest symbols it knows, which is not
-    fstsynth's tokenization when tokens run together (`t` `ʃ` vs `tʃ`); so foma itself
-    wraps the network as `S.i .o. N .o. S`, where S writes a separator after every
-    token: input and output are then separator-delimited, and one `flookup` run
-    applies it to the whole batch.
+    `source F`); `tokens`, every symbol the networks read. foma splits input into the
+    longest symbols it knows, which is not fstsynth's tokenization when tokens run
+    together (`t` `ʃ` vs `tʃ`); so foma itself wraps the network as `S.i .o. N .o. S`,
+    where S writes a separator after every token: input and output are then
+    separator-delimited, and one `flookup` run applies it to the whole batch.
     """
     _check_separator(words)
     sep = foma_symbol(SEPARATOR)
     tok = "[ " + " | ".join(foma_symbol(t) for t in sorted(set(tokens))) + " ]"
-    script = "\n".join([
-        load,
-        "define Net;",
-        f"define Sep [ {tok} 0:{sep} ]*;",
-        f"regex Sep.i .o. Net .o. [0:{sep}] Sep;",  # every output starts with SEP
-        "save stack spaced.fomabin",
-        "",
-    ])
-    (tmp / "spaced.foma").write_text(script, encoding="utf-8")
-    log = run(["foma", "-f", "spaced.foma"], tmp)
-    assert (tmp / "spaced.fomabin").is_file(), f"foma did not compile the network: {log[-2000:]}"
-    assert all(words), "flookup cannot look up the empty word"
-    lines = ["".join(t + SEPARATOR for t in w) for w in words]
-    printed = run(["flookup", "-i", "-x", "spaced.fomabin"], tmp, stdin="\n".join(lines) + "\n")
+    # Every word is written SEP t1 SEP t2 SEP ... (the empty word: SEP, a line flookup
+    # can read), on both sides, so that an output is the next network's input as is.
+    lines: list[str | None] = [SEPARATOR + "".join(t + SEPARATOR for t in w) for w in words]
+    for k, command in enumerate([load] if isinstance(load, str) else load):
+        script = "\n".join([
+            command,
+            "define Net;",
+            f"define Sep [ {tok} 0:{sep} ]*;",
+            f"regex [{sep}:0 Sep.i] .o. Net .o. [0:{sep}] Sep;",
+            f"save stack spaced{k}.fomabin",
+            "",
+        ])
+        (tmp / f"spaced{k}.foma").write_text(script, encoding="utf-8")
+        log = run(["foma", "-f", f"spaced{k}.foma"], tmp)
+        assert (tmp / f"spaced{k}.fomabin").is_file(), f"foma did not compile the network: {log[-2000:]}"
+        todo = [i for i, line in enumerate(lines) if line is not None]
+        printed = run(
+            ["flookup", "-i", "-x", f"spaced{k}.fomabin"], tmp, stdin="\n".join(lines[i] for i in todo) + "\n"  # type: ignore[misc]
+        )
+        blocks = printed.strip("\n").split("\n\n")
+        assert len(blocks) == len(todo), f"expected {len(todo)} outputs, got {len(blocks)}"
+        for i, block in zip(todo, blocks):
+            outs = block.split("\n")
+            assert len(outs) == 1, f"expected one output, got {outs}"
+            lines[i] = None if outs[0] == "+?" else outs[0]
     results: list[Word | None] = []
-    for block in printed.strip("\n").split("\n\n"):
-        outs = block.split("\n")
-        assert len(outs) == 1, f"expected one output, got {outs}"
-        out = outs[0]
-        if out == "+?":
+    for line in lines:
+        if line is None:
             results.append(None)
         else:
-            assert out.startswith(SEPARATOR) and out.endswith(SEPARATOR), out
-            results.append(tuple(out[1:].split(SEPARATOR)[:-1]))
-    assert len(results) == len(words), f"expected {len(words)} outputs, got {len(results)}"
+            assert line.startswith(SEPARATOR) and line.endswith(SEPARATOR), line
+            results.append(tuple(line[1:].split(SEPARATOR)[:-1]))
     return results
+
+
+def foma_definitions(script: Path, tmp: Path) -> Path:
+    """Source a foma script once and save what it defines (`save defined`), so that
+    several networks built from its definitions (`load defined F` + `regex ...`) do
+    not compile its rules again each."""
+    saved = tmp / "defined.foma"
+    run(["foma", "-e", f"source {script}", "-e", f"save defined {saved}", "-s"], tmp)
+    assert saved.is_file(), f"foma did not save the definitions of {script}"
+    return saved
+

@@ -15,9 +15,10 @@ import pytest
 from typer.testing import CliRunner
 
 from exporters.att import to_att
-from exporters.foma_script import foma_symbol, program_to_foma
+from exporters.foma_script import foma_symbol, program_to_foma, tag_symbols
 from exporters.spe import derivation, rule_to_spe
 from fsttools import (
+    foma_definitions,
     foma_spaced_apply,
     hfst_apply,
     hfst_lookup,
@@ -111,18 +112,22 @@ def seen_words(model: Path) -> list[tuple[str, ...]]:
 
 def test_far_is_read_by_openfst_tools_with_token_names(plural: Path, tmp_path: Path) -> None:
     require("farinfo", "farextract", "fstinfo", "fstprint")
-    info = run(["farinfo", str(plural / "model.far")], tmp_path)
-    assert "# of FSTs                                         1" in info
-    listing = run(["farinfo", "--list_fsts", str(plural / "model.far")], tmp_path)
-    assert "pair-0-1" in listing
-    run(["farextract", "--filename_prefix=x-", str(plural / "model.far")], tmp_path)
-    fst_info = run(["fstinfo", "x-pair-0-1"], tmp_path)
-    symbols_line = next(l for l in fst_info.splitlines() if l.startswith("input symbol table"))
-    assert "none" not in symbols_line
-    printed = run(["fstprint", "x-pair-0-1"], tmp_path)
-    labels = {field for line in printed.splitlines() for field in line.split("\t")[2:4]}
-    assert {"ɪ", "z", "s", "<unk>"} <= labels
-    assert not any(label.isdigit() for label in labels), "fstprint printed integers, not tokens"
+    exported = tmp_path / "plural.far"
+    assert cli("export", str(plural), "--format", "far", "-o", str(exported)).exit_code == 0
+    # The model's own archive keeps the pass transducers; the export, their composition.
+    for far, keys in ((plural / "model.far", ["pair-0-1.pass1"]), (exported, ["pair-0-1"])):
+        info = run(["farinfo", str(far)], tmp_path)
+        assert f"# of FSTs                                         {len(keys)}" in info
+        listing = run(["farinfo", "--list_fsts", str(far)], tmp_path)
+        assert [line.split()[0] for line in listing.splitlines()[1:] if line.strip()] == keys
+        run(["farextract", "--filename_prefix=x-", str(far)], tmp_path)
+        fst_info = run(["fstinfo", f"x-{keys[0]}"], tmp_path)
+        symbols_line = next(l for l in fst_info.splitlines() if l.startswith("input symbol table"))
+        assert "none" not in symbols_line
+        printed = run(["fstprint", f"x-{keys[0]}"], tmp_path)
+        labels = {field for line in printed.splitlines() for field in line.split("\t")[2:4]}
+        assert {"ɪ", "z", "s", "<unk>"} <= labels
+        assert not any(label.isdigit() for label in labels), "fstprint printed integers, not tokens"
 
 
 def test_far_export_of_one_pair_round_trips_through_farextract(paradigm: Path, tmp_path: Path) -> None:
@@ -143,36 +148,65 @@ def test_openfst_cli_applies_the_far_like_fstsynth_apply(plural: Path, tmp_path:
     require("farextract", "fstcompile", "fstconcat", "fstclosure", "fstcompose", "fstshortestpath")
     words = plural_words()
     _, pm, mapped = read_as_model(plural, words)
-    got = openfst_apply(plural / "model.far", "pair-0-1", plural / "symbols.txt", mapped, tmp_path)
-    assert got == [pm.compiled.apply(w) for w in mapped]
+    exported = tmp_path / "plural.far"
+    assert cli("export", str(plural), "--format", "far", "-o", str(exported)).exit_code == 0
+    (tmp_path / "composed").mkdir()
+    (tmp_path / "passes").mkdir()
+    got = openfst_apply(exported, "pair-0-1", plural / "symbols.txt", mapped, tmp_path / "composed")
+    keys = [f"pair-0-1.pass{k}" for k in range(1, len(pm.compiled.passes) + 1)]
+    by_pass = openfst_apply(plural / "model.far", keys, plural / "symbols.txt", mapped, tmp_path / "passes")
+    assert got == by_pass == [pm.compiled.apply(w) for w in mapped]
     # Where no unseen token is involved, that is exactly what `fstsynth apply` prints.
     reference = fstsynth_apply(plural, words)
     known = [k for k, w in enumerate(words) if w == mapped[k]]
     assert known and [got[k] for k in known] == [reference[k] for k in known]
 
 
-def test_readme_openfst_recipe(plural: Path, tmp_path: Path) -> None:
-    """The README's OpenFst commands, run as written (one word per FST)."""
+def test_export_passes_writes_one_transducer_per_pass(paradigm: Path, tmp_path: Path) -> None:
+    require("farinfo", "hfst-txt2fst")
+    model = load_model(paradigm)
+    pm = model.pair("stem", "in stem")
+    count = len(pm.compiled.passes)
+    far = tmp_path / "p.far"
+    assert cli("export", str(paradigm), "-f", "far", "-s", "stem", "-t", "in stem", "--passes", "-o", str(far)).exit_code == 0
+    listing = run(["farinfo", "--list_fsts", str(far)], tmp_path)
+    assert [l.split()[0] for l in listing.splitlines()[1:] if l.strip()] == [f"pair-0-2.pass{k}" for k in range(1, count + 1)]
+    result = cli("export", str(paradigm), "-f", "att", "-s", "stem", "-t", "in stem", "--passes", "-o", str(tmp_path / "p.att"))
+    assert result.exit_code == 0, result.output
+    written = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("p."))
+    assert written == sorted(["p.far", "p.syms", *[f"p.pass{k}.att" for k in range(1, count + 1)]])
+    run(["hfst-txt2fst", "-i", "p.pass1.att", "-o", "p1.hfst"], tmp_path)
+    refused = cli("export", str(paradigm), "-f", "dot", "--passes", "-s", "0", "-t", "2", "-o", str(tmp_path / "x"))
+    assert refused.exit_code == 2 and "--passes applies to the far, att and foma formats" in refused.output
+
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def readme_block(marker: str) -> str:
+    """The shell block of the README that contains `marker`."""
+    blocks = README.split("```sh\n")[1:]
+    found = [b.split("```")[0] for b in blocks if marker in b.split("```")[0]]
+    assert len(found) == 1, f"one README shell block should contain {marker!r}"
+    return found[0]
+
+
+@pytest.mark.parametrize("marker", ["model-pair-0-1 |", "model-pair-0-1.pass1"])
+def test_readme_openfst_recipes(plural: Path, tmp_path: Path, marker: str) -> None:
+    """The README's OpenFst commands, run as written (one word per FST): the exported
+    composition, and the model's own pass transducers one after the other."""
     require("farextract", "farcompilestrings", "fstcompose", "farcreate", "farprintstrings")
     words = plural_words()
     (tmp_path / "words.txt").write_text("\n".join(" ".join(w) for w in words) + "\n", encoding="utf-8")
-    script = f"""
-set -e
-M={plural}
-farextract --filename_prefix=model- $M/model.far
-farcompilestrings --symbols=$M/symbols.txt --keep_symbols --unknown_symbol='<unk>' \\
-    --generate_keys=4 words.txt words.far
-farextract --filename_prefix=word- words.far
-for w in word-*; do
-  fstcompose $w model-pair-0-1 | fstshortestpath | fstproject --project_type=output \\
-    | fstrmepsilon > out-$w
-done
-farcreate out-word-* out.far
-farprintstrings out.far
-"""
+    (tmp_path / "plural-model").symlink_to(plural)
+    installed = shutil.which("fstsynth")
+    assert installed, "the fstsynth command is not installed (pip install -e .)"
+    env_path = Path(installed).parent
+    script = f"set -e\nexport PATH={env_path}:$PATH\n" + readme_block(marker)
     printed = run(["bash", "-c", script], tmp_path)
     _, pm, mapped = read_as_model(plural, words)
-    assert [tuple(l.split()) for l in printed.splitlines()] == [pm.compiled.apply(w) for w in mapped]
+    outputs = [l for l in printed.splitlines() if not l.startswith("wrote ")]  # fstsynth export's report
+    assert [tuple(l.split()) for l in outputs] == [pm.compiled.apply(w) for w in mapped]
 
 
 # ----------------------------------------------------------------------------- AT&T
@@ -212,10 +246,11 @@ def test_att_is_read_by_foma_and_by_openfst_fstcompile(plural: Path, tmp_path: P
     # OpenFst reads the same text back with the .syms file: the same transducer.
     syms = tmp_path / "plural.syms"
     run(["fstcompile", f"--isymbols={syms}", f"--osymbols={syms}", str(att), "back.fst"], tmp_path)
-    run(["farextract", "--filename_prefix=x-", str(plural / "model.far")], tmp_path)
+    assert cli("export", str(plural), "--format", "far", "-o", str(tmp_path / "plural.far")).exit_code == 0
+    run(["farextract", "--filename_prefix=x-", "plural.far"], tmp_path)
     run(["fstsymbols", "--clear_isymbols", "--clear_osymbols", "x-pair-0-1", "orig.fst"], tmp_path)
     proc = subprocess.run(["fstisomorphic", "orig.fst", "back.fst"], cwd=tmp_path, check=False)
-    assert proc.returncode == 0, "fstcompile of the AT&T text is not the model's transducer"
+    assert proc.returncode == 0, "fstcompile of the AT&T text is not the FAR export's transducer"
 
 
 def test_att_refuses_tokens_hfst_and_foma_read_specially() -> None:
@@ -322,6 +357,54 @@ def test_every_construct_through_foma_script_and_att(tmp_path: Path) -> None:
     got = hfst_apply(tmp_path / "model.att", [mapped[k] for k in short], tmp_path / "h")
     wrong = [(mapped[k], expected[k], g) for k, g in zip(short, got) if expected[k] != g]
     assert not wrong, f"HFST: {len(wrong)} words differ, e.g. {wrong[:3]}"
+
+
+def test_pass_transducers_one_after_the_other_in_every_tool(tmp_path: Path) -> None:
+    """The pass transducers (what the model keeps, `export --passes` writes) and the
+    uncomposed foma script, applied one pass after the other by OpenFst, HFST and foma,
+    give the interpreter's outputs; what flows between the passes carries tagged tokens,
+    named in the symbol table (the script's own tag symbols, in the script)."""
+    require("farextract", "fstcompile", "fstcompose", "hfst-txt2fst", "hfst-compose", "foma", "flookup")
+    from exporters.far import write_far
+
+    compiled = compile_program(EVERY_CONSTRUCT, SMALL_ALPHABET, SMALL_FEATURES)
+    assert len(compiled.passes) == 2
+    between = {tok for _, tok in compiled.symbols} - set(compiled.labels) - {"<eps>", "<s>"}
+    assert any(name.startswith("a<") for name in between), between  # tagged tokens, readable
+    words = [*all_words(SMALL_ALPHABET, 3), ("b", "a")]  # `b` is unseen: <unk>
+    mapped = [compiled.map_unknown(w) for w in words]
+    expected = [interpret(EVERY_CONSTRUCT, w, SMALL_FEATURES) for w in mapped]
+    keys = ["p.pass1", "p.pass2"]
+    write_far(tmp_path / "passes.far", dict(zip(keys, compiled.passes)))
+    compiled.token_symbols().write_text(str(tmp_path / "tokens.syms"))
+    atts = []
+    for k, fst in enumerate(compiled.passes, start=1):
+        atts.append(tmp_path / f"pass{k}.att")
+        atts[-1].write_text(to_att(fst), encoding="utf-8")
+    tokens = sorted(compiled.labels)
+    script = tmp_path / "rules.foma"
+    script.write_text(program_to_foma(EVERY_CONSTRUCT, tokens, SMALL_FEATURES, compose=False), encoding="utf-8")
+    commands = [l for l in script.read_text(encoding="utf-8").splitlines() if not l.startswith("#")]
+    assert not any(l.startswith(("regex", "define Model")) for l in commands)  # nothing composed
+    outputs = {}
+    for tool in ("OpenFst", "HFST", "foma", "foma rules"):
+        work = tmp_path / tool.replace(" ", "_")
+        work.mkdir()
+        if tool == "OpenFst":
+            outputs[tool] = openfst_apply(tmp_path / "passes.far", keys, tmp_path / "tokens.syms", mapped, work)
+        elif tool == "HFST":
+            outputs[tool] = hfst_apply(atts, mapped, work)
+        elif tool == "foma":
+            outputs[tool] = foma_spaced_apply([f"read att {a}" for a in atts], sorted(set(tokens) | between), mapped, work)
+        else:
+            tags = tag_symbols(EVERY_CONSTRUCT, tokens, SMALL_FEATURES)
+            assert tags, "the program's second pass tests what the first did"
+            defined = foma_definitions(script, work)
+            loads = [f"load defined {defined}\nregex Tok* .o. Pass1;", f"load defined {defined}\nregex Pass2;"]
+            outputs[tool] = foma_spaced_apply(loads, tokens + tags, mapped, work)
+    for tool, got in outputs.items():
+        wrong = [(w, e, g) for w, e, g in zip(mapped, expected, got) if e != g]
+        assert not wrong, f"{tool}: {len(wrong)} words differ, e.g. {wrong[:3]}"
 
 
 def test_foma_script_is_readable_rules() -> None:

@@ -1,5 +1,6 @@
-"""The table walker (`Compiled.fast`, used by `apply_many`) against the cascade FST and
-the interpreter, on seeded random programs and random words (with unseen tokens)."""
+"""The table walker (`Compiled.fast`, used by `apply_many`) against the pass transducers,
+their composition (the exported cascade) and the interpreter, on seeded random programs
+and random words (with unseen tokens)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import random
 
 import pytest
 
-from fstsynth.compiler import compile_program
+from fstsynth.compiler import compile_program, transduce
 from fstsynth.interpreter import run
 from fstsynth.random_programs import ALPHABET, FEATURES, random_program, random_word
 
@@ -25,17 +26,19 @@ def test_tables_agree_with_cascade_and_interpreter(seed):
         mapped = compiled.map_unknown(word)
         assert walk(mapped) == fast
         assert fast == compiled.apply(word), (str(program), word)
+        assert fast == transduce(compiled.fst, compiled.labels, compiled.tokens, mapped)
         assert fast == run(program, mapped, FEATURES), (str(program), word)
 
 
-def test_apply_many_without_passes_falls_back_to_the_cascade():
+def test_apply_many_without_tables_falls_back_to_the_transducers():
     from fstsynth.compiler import Compiled
 
-    program = random_program(random.Random(3))
+    program = random_program(random.Random(3), passes=2)
     compiled = compile_program(program, ALPHABET, FEATURES)
-    loaded = Compiled(compiled.fst, compiled.symbols)
+    loaded = Compiled(compiled.passes, compiled.symbols, compiled.labels)
+    cascade = Compiled([compiled.fst], compiled.symbols, compiled.labels)
     words = [random_word(random.Random(k), ALPHABET) for k in range(20)]
-    assert loaded.apply_many(words) == compiled.apply_many(words)
+    assert loaded.apply_many(words) == compiled.apply_many(words) == cascade.apply_many(words)
 
 
 @pytest.mark.parametrize("seed", range(20))

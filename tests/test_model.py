@@ -36,10 +36,11 @@ def test_save_load_round_trip(paradigm_model):
 def test_model_json_is_versioned_and_readable(paradigm_model):
     _, model, directory = paradigm_model
     doc = json.loads((directory / MODEL_JSON).read_text(encoding="utf-8"))
-    assert doc["format"] == "fstsynth-model" and doc["version"] == 1
+    assert doc["format"] == "fstsynth-model" and doc["version"] == 2
     assert len(doc["pairs"]) == len(model.pairs)
     first = doc["pairs"][0]
-    assert first["far_key"] == f"pair-{first['source']}-{first['target']}"
+    prefix = f"pair-{first['source']}-{first['target']}"
+    assert first["far_keys"] == [f"{prefix}.pass{k}" for k in range(1, len(first["rules"]) + 1)]
     assert all(isinstance(rule, str) for p in first["rules"] for rule in p)
     assert (directory / "symbols.txt").is_file()
 
@@ -55,12 +56,13 @@ fsts = {{}}
 while not far.done():
     fsts[far.get_key()] = far.get_fst().copy()
     far.next()
-fst = fsts["pair-{pm.source}-{pm.target}"]
-syms = fst.input_symbols()
+passes = [fsts[k] for k in sorted(fsts) if k.startswith("pair-{pm.source}-{pm.target}.pass")]
+syms = passes[0].input_symbols()
 for line in sys.stdin:
-    acceptor = pynini.accep(line.strip(), token_type=syms)
-    out = pynini.shortestpath(pynini.compose(acceptor, fst)).project("output").rmepsilon()
-    print(out.string(token_type=syms))
+    out = pynini.accep(line.strip(), token_type=syms)
+    for fst in passes:  # each pass's output is the next one's input
+        out = pynini.compose(out, fst).project("output").rmepsilon()
+    print(pynini.shortestpath(out).string(token_type=syms))
 """
     result = subprocess.run(
         [sys.executable, "-c", script],
@@ -68,6 +70,31 @@ for line in sys.stdin:
         capture_output=True, text=True, check=True,
     )
     assert result.stdout.splitlines() == [" ".join(pm.predict(w)) for w in words]
+
+
+def test_a_version_1_model_with_one_composed_transducer_still_loads(paradigm_model, tmp_path):
+    """Version 1 kept each pair's passes composed, under `pair-S-T`."""
+    import hashlib
+
+    from exporters.far import write_far
+
+    problem, model, _ = paradigm_model
+    target = tmp_path / "old"
+    model.save(target)
+    write_far(target / MODEL_FAR, {f"pair-{s}-{t}": pm.compiled.fst for (s, t), pm in model.pairs.items()})
+    doc = json.loads((target / MODEL_JSON).read_text(encoding="utf-8"))
+    doc["version"] = 1
+    doc["far"]["sha256"] = hashlib.sha256((target / MODEL_FAR).read_bytes()).hexdigest()
+    for entry in doc["pairs"]:
+        entry["far_key"] = f"pair-{entry['source']}-{entry['target']}"
+        del entry["far_keys"]
+    (target / MODEL_JSON).write_text(json.dumps(doc), encoding="utf-8")
+    old = load_model(target)
+    for key, pm in model.pairs.items():
+        assert len(old.pairs[key].compiled.passes) == 1
+        words = problem.known_words(pm.source)
+        assert [old.pairs[key].predict(w) for w in words] == [pm.predict(w) for w in words]
+        assert old.with_tables(old.pairs[key]).predict_many(words) == pm.predict_many(words)
 
 
 def test_saving_replaces_an_existing_model_only_when_complete(paradigm_model, tmp_path):

@@ -256,6 +256,6 @@ def test_transducer_without_output_is_a_damaged_model(copy):
     pm = load_model(copy).pair()
     empty = pynini.Fst()
     empty.set_start(empty.add_state())  # no final state: the empty relation
-    pm.compiled.fst = empty
+    pm.compiled.passes = [empty]
     with pytest.raises(Error, match=r"^transducer 'pair-0-1' gives no valid output for 'k a t': the model is damaged$"):
         pm.predict(("k", "a", "t"))
