@@ -191,6 +191,17 @@ def readme_block(marker: str) -> str:
     return found[0]
 
 
+def run_readme_block(marker: str, plural: Path, tmp_path: Path) -> list[str]:
+    """Run the README block containing `marker` in `tmp_path`, where `plural-model` is
+    the plural model; the lines it prints, without `fstsynth export`'s reports."""
+    (tmp_path / "plural-model").symlink_to(plural)
+    installed = shutil.which("fstsynth")
+    assert installed, "the fstsynth command is not installed (pip install -e .)"
+    script = f"set -e\nexport PATH={Path(installed).parent}:$PATH\n" + readme_block(marker)
+    printed = run(["bash", "-c", script], tmp_path)
+    return [line for line in printed.splitlines() if not line.startswith("wrote ")]
+
+
 @pytest.mark.parametrize("marker", ["model-pair-0-1 |", "model-pair-0-1.pass1"])
 def test_readme_openfst_recipes(plural: Path, tmp_path: Path, marker: str) -> None:
     """The README's OpenFst commands, run as written (one word per FST): the exported
@@ -198,15 +209,23 @@ def test_readme_openfst_recipes(plural: Path, tmp_path: Path, marker: str) -> No
     require("farextract", "farcompilestrings", "fstcompose", "farcreate", "farprintstrings")
     words = plural_words()
     (tmp_path / "words.txt").write_text("\n".join(" ".join(w) for w in words) + "\n", encoding="utf-8")
-    (tmp_path / "plural-model").symlink_to(plural)
-    installed = shutil.which("fstsynth")
-    assert installed, "the fstsynth command is not installed (pip install -e .)"
-    env_path = Path(installed).parent
-    script = f"set -e\nexport PATH={env_path}:$PATH\n" + readme_block(marker)
-    printed = run(["bash", "-c", script], tmp_path)
+    outputs = run_readme_block(marker, plural, tmp_path)
     _, pm, mapped = read_as_model(plural, words)
-    outputs = [l for l in printed.splitlines() if not l.startswith("wrote ")]  # fstsynth export's report
     assert [tuple(l.split()) for l in outputs] == [pm.compiled.apply(w) for w in mapped]
+
+
+@pytest.mark.parametrize("marker", ["hfst-txt2fst -i $p", "save defined passes.defs"])
+def test_readme_pass_by_pass_recipes(plural: Path, tmp_path: Path, marker: str) -> None:
+    """The README's HFST and foma commands for pass transducers, run as written."""
+    require("hfst-txt2fst", "hfst-strings2fst", "hfst-compose", "hfst-project", "hfst-fst2strings", "foma", "flookup")
+    words = seen_words(plural)
+    (tmp_path / "words.txt").write_text("\n".join(" ".join(w) for w in words) + "\n", encoding="utf-8")
+    outputs = run_readme_block(marker, plural, tmp_path)
+    reference = fstsynth_apply(plural, words)
+    if "hfst" in marker:
+        assert [tuple(l.split()) for l in outputs] == reference
+    else:  # foma prints the words unspaced
+        assert outputs == ["".join(r) for r in reference]
 
 
 # ----------------------------------------------------------------------------- AT&T
