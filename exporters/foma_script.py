@@ -50,6 +50,7 @@ from fstsynth.dsl import (
     Program,
     ReplaceAnyBy,
     ReplaceBy,
+    TierIs,
     Transformation,
     TransformationApplied,
     referenced_tags,
@@ -168,12 +169,63 @@ class _Writer:
             inner = pred
             while isinstance(inner, Not):
                 inner = inner.predicate
+            if isinstance(inner, TierIs):
+                continue  # not at an offset: see `tier_context`
             slot = self.pred_core(pred, ctx)
             old = out.get(inner.offset)
             if old is not None:
                 slot = _Slot(f"[{old.core} & {slot.core}]", old.boundary and slot.boundary)
             out[inner.offset] = slot
         return out
+
+
+    def tier_context(self, pred: Predicate, ctx: "_PassContext") -> "_TierContext":
+        """A tier test as a context language on one side of the position.
+
+        Left: the cells just before the position's token (to be followed by it); right:
+        the cells just after it (the start position: from the first token). Cells of
+        tokens off the tier are skipped over."""
+        negated = False
+        while isinstance(pred, Not):
+            pred, negated = pred.predicate, not negated
+        assert isinstance(pred, TierIs)
+        tier = self.feature_class(pred.tier)
+
+        def cell(core: str) -> str:
+            return f"[{_with_tag(core, ctx.tag_any)} ({ctx.mark_any})]"
+
+        on, off = cell(tier), cell(f"[Tok - {tier}]")
+        between = abs(pred.index) - 1  # tier tokens between the position and the tested one
+        if pred.feature is BOUNDARY:
+            at_k = None  # the test is on the existence of the k-th tier token
+        else:
+            feature = self.feature_class(pred.feature)
+            at_k = f"[{tier} - {feature}]" if negated else f"[{tier} & {feature}]"
+        # `exists`: the k-th tier token exists (with the feature, if any); `ends`: fewer
+        # than k tier tokens on that side, up to the word edge.
+        fewer = f"[{on} {off}*]^{{0,{between}}}" if between else ""
+        if pred.index > 0:
+            skip = f"[{off}* {on}]^{between}" if between else ""
+            exists: _Side = (False, f"{skip} {off}* {cell(at_k) if at_k else on}")
+            ends: _Side = (True, f"{off}* {fewer}")
+        else:
+            skip = f"[{on} {off}*]^{between}" if between else ""
+            exists = (False, f"{cell(at_k) if at_k else on} {skip} {off}*")
+            ends = (True, f"({ctx.mark_any}) {off}* {fewer}")
+        side = 1 if pred.index > 0 else -1
+        # Nothing lies left of the start position: a left test holds there iff it
+        # holds where the tier has ended.
+        holds_at_end = (pred.feature is BOUNDARY) != negated
+        if pred.feature is BOUNDARY:
+            return _TierContext(side, [exists] if negated else [ends], holds_at_end)
+        return _TierContext(side, [exists, ends] if negated else [exists], holds_at_end)
+
+
+@dataclass
+class _TierContext:
+    side: int  # -1: left of the position, +1: right
+    alternatives: list[tuple[bool, str]]  # (anchored at the word edge, body), any of them
+    holds_at_start: bool  # (left tests) whether it holds at the start position
 
 
 @dataclass
@@ -190,35 +242,101 @@ def _cell(slot: _Slot, ctx: _PassContext) -> str:
     return f"[{core} ({ctx.mark_any})]"
 
 
-def _left(slots: Sequence[_Slot], ctx: _PassContext, center: str) -> list[str]:
+#: One side of a rule context: whether it is anchored at the word edge (`.#.`, beyond
+#: the body: before it on the left, after it on the right), and the body.
+_Side = tuple[bool, str]
+
+
+def _left(slots: Sequence[_Slot], ctx: _PassContext, center: str) -> list[_Side]:
     """Left-context alternatives: slots far..near, then the marked token itself."""
     n = len(slots)
-    alts = []
+    alts: list[_Side] = []
     if not any(s.core == NOTHING for s in slots):  # a boundary-only slot needs .#.
-        alts.append(" ".join([*(_cell(s, ctx) for s in slots), center]))
+        alts.append((False, " ".join([*(_cell(s, ctx) for s in slots), center])))
     for j in range(n):  # only the j nearest slots are inside the word
         if all(s.boundary for s in slots[: n - j]) and not any(s.core == NOTHING for s in slots[n - j :]):
             near = [_cell(s, ctx) for s in slots[n - j :]]
-            alts.append(" ".join([f".#. ({ctx.mark_any})", *near, center]))
+            alts.append((True, " ".join([f"({ctx.mark_any})", *near, center])))
     return alts
 
 
-def _right(slots: Sequence[_Slot], ctx: _PassContext) -> list[str]:
+def _right(slots: Sequence[_Slot], ctx: _PassContext) -> list[_Side]:
     """Right-context alternatives: slots near..far. Each starts with a token or the
     boundary, so a position that already carries a marker is never marked again."""
     m = len(slots)
     if m == 0:
-        return ["[Tok | .#.]"]
+        return [(False, "Tok"), (True, "")]
     full = [_cell(s, ctx) for s in slots]
-    if ctx.tag_any:
-        # A context extends to the right with `?*`: without this, the last cell could
-        # match a token and leave its tag to `?*`, so that a test of the tag is skipped.
-        full.append(f"[Tok | {ctx.mark_any} | .#.]")
-    alts = [] if any(s.core == NOTHING for s in slots) else [" ".join(full)]
+    alts: list[_Side] = []
+    if not any(s.core == NOTHING for s in slots):
+        if ctx.tag_any:
+            # A context extends to the right with `?*`: without this, the last cell could
+            # match a token and leave its tag to `?*`, so that a test of the tag is skipped.
+            alts += [(False, " ".join([*full, f"[Tok | {ctx.mark_any}]"])), (True, " ".join(full))]
+        else:
+            alts.append((False, " ".join(full)))
     for j in range(m):
         if all(s.boundary for s in slots[j:]) and not any(s.core == NOTHING for s in slots[:j]):
-            alts.append(" ".join([*(_cell(s, ctx) for s in slots[:j]), ".#."]))
+            alts.append((True, " ".join(_cell(s, ctx) for s in slots[:j])))
     return alts
+
+
+def _left_text(side: _Side) -> str:
+    anchored, body = side
+    return f".#. {body}".strip() if anchored else body
+
+
+def _right_text(side: _Side) -> str:
+    anchored, body = side
+    return f"{body} .#.".strip() if anchored else body
+
+
+def _is_tier_test(pred: Predicate) -> bool:
+    while isinstance(pred, Not):
+        pred = pred.predicate
+    return isinstance(pred, TierIs)
+
+
+def _with_tiers(
+    pairs: list[tuple[_Side | None, _Side]], tiers: list["_TierContext"], ctx: _PassContext
+) -> list[tuple[_Side | None, _Side]]:
+    """The (left, right) context pairs narrowed by tier contexts: each side intersected
+    with a tier language of that side for every tier test (one pair per choice among a
+    test's alternatives). Bodies are intersected with `?*` extending them away from the
+    position, unless anchored at the word edge (foma reads `.#.` only at a context's
+    edge, so the edge is kept out of the intersection)."""
+    start_ok = all(t.holds_at_start for t in tiers if t.side < 0)
+    out = []
+    for left, right in pairs:
+        choices: list[list[tuple[int, _Side]]] = [[]]
+        for tier in tiers:
+            if left is None and tier.side < 0:
+                continue  # the start position: decided by `start_ok`
+            choices = [chosen + [(tier.side, alt)] for chosen in choices for alt in tier.alternatives]
+        if left is None and not start_ok:
+            continue
+        for chosen in choices:
+            lefts = [alt for side, alt in chosen if side < 0]
+            rights = [alt for side, alt in chosen if side > 0]
+            new_left = left if left is None or not lefts else _intersect(
+                [left, *((a, f"{body} {ctx.core}".strip()) for a, body in lefts)], left=True
+            )
+            new_right = right if not rights else _intersect([right, *rights], left=False)
+            out.append((new_left, new_right))
+    return out
+
+
+def _intersect(sides: list[_Side], left: bool) -> _Side:
+    """The intersection of context sides (anchored if any is): an unanchored body is
+    extended by `?*` away from the position to the length of the others."""
+    anchored = any(a for a, _ in sides)
+    parts = []
+    for a, body in sides:
+        if a:
+            parts.append(f"[{body}]")
+        else:
+            parts.append(f"[?* {body}]" if left else f"[{body} ?*]")
+    return anchored, "[ " + " & ".join(parts) + " ]"
 
 
 def _window(slots: dict[int, _Slot], lo: int, hi: int, any_slot: _Slot) -> list[_Slot]:
@@ -354,19 +472,26 @@ def _pass_block(
         mark = _internal(f"m{number}r{r}")
         left_slots = _window(slots, lo, 0, any_slot)
         right_slots = _window(slots, 1, hi + 1, any_slot)
-        contexts: list[str] = []
+        pairs: list[tuple[_Side | None, _Side]] = []  # left None: the start position
         # At a token: insert the marker after it.
         center = ctx.core if here.core is None else here.core
         if here.core != NOTHING:  # else the rule applies only at the start position
-            contexts += [
-                f"{left} _ {right}"
+            pairs += [
+                (left, right)
                 for left in _left(left_slots, ctx, center)
                 for right in _right(right_slots, ctx)
             ]
         # At the start position (offset i reads token i-1): the rule applies there only
         # if every offset <= 0 may be the boundary.
         if start_ok and here.boundary and all(s.boundary for o, s in slots.items() if o < 0):
-            contexts += [f".#. _ {right}" for right in _right(right_slots, ctx)]
+            pairs += [(None, right) for right in _right(right_slots, ctx)]
+        tiers = [w.tier_context(p, ctx) for p in rule.predicates if _is_tier_test(p)]
+        if tiers:
+            lines.append("#   (tier tests: contexts in which only the tier's tokens count)")
+            pairs = _with_tiers(pairs, tiers, ctx)
+        contexts = [
+            f"{'.#.' if left is None else _left_text(left)} _ {_right_text(right)}" for left, right in pairs
+        ]
         if not contexts:
             lines.append("#   (never applies: its conditions cannot all hold)")
             continue

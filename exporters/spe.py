@@ -17,6 +17,10 @@ this rendering approximates as follows (and documents, rather than hides):
   it may also be the boundary when the constrained slot is `#`.
 - a rule whose focus may be the start position (before the first token) as well as a
   token prints its focus as `{#, X}`.
+Tier tests (`TierIs`, not in SPE proper) follow the rule after `‖`, one context per
+tier in which only that tier's segments count: `‖ vowel tier: _ #` "no vowel follows",
+`‖ vowel tier: [+long] _ X [-high]` "the previous vowel is long, the second next one is
+not high"; `{-f, #}` also holds when there is no such tier segment.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    TierIs,
     Transformation,
     TransformationApplied,
 )
@@ -51,6 +56,41 @@ def _offset_of(pred: Predicate) -> int:
     while isinstance(pred, Not):
         pred = pred.predicate
     return pred.offset
+
+
+def _tier_of(pred: Predicate) -> TierIs | None:
+    while isinstance(pred, Not):
+        pred = pred.predicate
+    return pred if isinstance(pred, TierIs) else None
+
+
+def _tier_item(pred: Predicate) -> tuple[str, bool]:
+    """A tier test as a bundle item (and whether it holds where the tier has ended)."""
+    negated = False
+    while isinstance(pred, Not):
+        pred, negated = pred.predicate, not negated
+    assert isinstance(pred, TierIs)
+    if pred.feature is BOUNDARY:
+        return ("X", False) if negated else ("#", True)
+    return (f"-{pred.feature}", True) if negated else (f"+{pred.feature}", False)
+
+
+def _tier_contexts(preds: list[Predicate]) -> str:
+    """`‖ tier: left _ right` for each tier the rule tests, in order of first test."""
+    by_tier: dict[str, dict[int, list[Predicate]]] = {}
+    for pred in preds:
+        tier = _tier_of(pred)
+        assert tier is not None
+        by_tier.setdefault(tier.tier, {}).setdefault(tier.index, []).append(pred)
+    contexts = []
+    for tier, slots in by_tier.items():
+        def bundle(index: int) -> str:
+            return _bundle_items([_tier_item(p) for p in slots[index]])[0] if index in slots else "X"
+
+        left = [bundle(k) for k in range(min(min(slots), 0), 0)]
+        right = [bundle(k) for k in range(1, max(max(slots), 0) + 1)]
+        contexts.append(f"{tier} tier: " + " ".join([*left, "_", *right]))
+    return "   ‖ " + "; ".join(contexts)
 
 
 def _item(pred: Predicate) -> tuple[str, bool]:
@@ -76,7 +116,11 @@ def _item(pred: Predicate) -> tuple[str, bool]:
 
 def _bundle(preds: list[Predicate]) -> tuple[str, bool]:
     """A slot's predicates as one SPE item; the flag says if it may be the boundary."""
-    items = list(dict.fromkeys(_item(p) for p in preds))  # drop repeats, keep order
+    return _bundle_items([_item(p) for p in preds])
+
+
+def _bundle_items(found: list[tuple[str, bool]]) -> tuple[str, bool]:
+    items = list(dict.fromkeys(found))  # drop repeats, keep order
     if any(text == "#" for text, _ in items):
         # `#` together with an item demanding a segment can never hold: say so.
         return ("#" if all(b for _, b in items) else "(never)"), True
@@ -102,8 +146,10 @@ def _copy(offset: int) -> str:
 def rule_to_spe(rule: Rule) -> str:
     """`focus -> change / left _ right` for one rule (see the module docstring)."""
     slots: dict[int, list[Predicate]] = {}
+    tiers = [p for p in rule.predicates if _tier_of(p) is not None]
     for pred in rule.predicates:
-        slots.setdefault(_offset_of(pred), []).append(pred)
+        if _tier_of(pred) is None:
+            slots.setdefault(_offset_of(pred), []).append(pred)
     tr: Transformation = rule.transformation
     center = slots.pop(0, [])
     if isinstance(tr, ReplaceBy):
@@ -139,6 +185,8 @@ def rule_to_spe(rule: Rule) -> str:
     text = f"{lhs} -> {rhs}"
     if left or right:
         text += " / " + " ".join([*left, "_", *right])
+    if tiers:
+        text += _tier_contexts(tiers)
     if isinstance(tr, Identity):
         text += "   (no change; blocks the rules below)"
     return text

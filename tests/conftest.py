@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,9 @@ def benchmark_models():
     work; a tier test looking right makes cascades of millions of arcs on some pairs):
     the laws these tests check hold for any program, and the suite must stay fast.
     `TierIs` is covered by the hand-written and random programs, and the default
-    settings by `scripts/benchmark` on the whole dev split.
+    settings by `scripts/benchmark` on the whole dev split. To run these tests on models
+    learned with the default settings, by hand (several times slower):
+    FSTSYNTH_BENCHMARK_DEFAULTS=1 python -m pytest tests/test_exports_benchmark.py
     """
     from fstsynth.model import learn_model
     from fstsynth.problem import load_problem
@@ -44,5 +47,6 @@ def benchmark_models():
     models = {}
     for path in benchmark_problems():
         problem = load_problem(path)
-        models[path.stem] = (problem, learn_model(problem, Options(variant="token", tiers=False)))
+        options = Options() if os.environ.get("FSTSYNTH_BENCHMARK_DEFAULTS") == "1" else Options(variant="token", tiers=False)
+        models[path.stem] = (problem, learn_model(problem, options))
     return models

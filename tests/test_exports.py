@@ -43,6 +43,7 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    TierIs,
     TransformationApplied,
 )
 from fstsynth.interpreter import run as interpret
@@ -350,19 +351,43 @@ def all_words(alphabet, max_len):
         yield from itertools.product(alphabet, repeat=n)
 
 
-def test_every_construct_through_foma_script_and_att(tmp_path: Path) -> None:
+# Tier tests on both sides, near and far, of a feature and of the tier's end, negated,
+# at the start position, and in a pass reading the previous pass's tags.
+TIER_PROGRAM = Program((
+    Pass((
+        Rule((IsToken(BOUNDARY, 0), TierIs("vowel", "long", 1)), Insert(("h",))),
+        Rule((IsToken("a", 0), TierIs("vowel", BOUNDARY, 1), Not(TierIs("vowel", BOUNDARY, -1))), ReplaceBy("a", ("a:",))),
+        Rule((Is("vowel", 0), Not(TierIs("vowel", "long", -2))), Identity()),
+        Rule((IsToken("t", 0), TierIs("vowel", "long", -1)), ReplaceBy("t", ("d",))),
+        Rule((IsToken("s", 0), Not(TierIs("vowel", "long", 2))), Delete()),
+    )),
+    Pass((
+        Rule((TransformationApplied(Identity(), 0), TierIs("vowel", BOUNDARY, -1)), CopyInsert(0)),
+        Rule((IsToken("d", 0), Not(TierIs("vowel", BOUNDARY, 2))), ReplaceBy("d", ("t", "s"))),
+    )),
+))
+TIER_FEATURES = {"a": {"vowel": True}, "a:": {"vowel": True, "long": True}, "i": {"vowel": True}}
+TIER_ALPHABET = ("a", "a:", "i", "t", "s")
+
+
+@pytest.mark.parametrize("program, alphabet, features, variety", [
+    (EVERY_CONSTRUCT, SMALL_ALPHABET, SMALL_FEATURES, 100),
+    (TIER_PROGRAM, TIER_ALPHABET, TIER_FEATURES, 100),
+], ids=["every-construct", "tiers"])
+def test_every_construct_through_foma_script_and_att(program, alphabet, features, variety, tmp_path: Path) -> None:
     """foma (rule script and AT&T) agree with the interpreter on every word up to length
-    4 over the alphabet, and HFST up to length 3, for a program with every DSL construct."""
+    4 over the alphabet, and HFST up to length 3, for a program with every DSL construct
+    and for one with tier tests."""
     require("foma", "flookup", "hfst-txt2fst", "hfst-strings2fst", "hfst-compose")
-    compiled = compile_program(EVERY_CONSTRUCT, SMALL_ALPHABET, SMALL_FEATURES)
-    words = [*all_words(SMALL_ALPHABET, 4), ("b", "a")]  # `b` is unseen: <unk>
+    compiled = compile_program(program, alphabet, features)
+    words = [*all_words(alphabet, 4), ("b", "a")]  # `b` is unseen: <unk>
     mapped = [compiled.map_unknown(w) for w in words]
-    expected = [interpret(EVERY_CONSTRUCT, w, SMALL_FEATURES) for w in mapped]
+    expected = [interpret(program, w, features) for w in mapped]
     assert expected == [compiled.apply(w) for w in mapped]  # the compiler agrees too
-    assert len(set(expected)) > 100, "the program should do many different things"
+    assert len(set(expected)) > variety, "the program should do many different things"
 
     tokens = sorted(compiled.labels)
-    (tmp_path / "rules.foma").write_text(program_to_foma(EVERY_CONSTRUCT, tokens, SMALL_FEATURES), encoding="utf-8")
+    (tmp_path / "rules.foma").write_text(program_to_foma(program, tokens, features), encoding="utf-8")
     (tmp_path / "model.att").write_text(to_att(compiled.fst), encoding="utf-8")
     for name, load in (("script", f"source {tmp_path / 'rules.foma'}"), ("att", f"read att {tmp_path / 'model.att'}")):
         work = tmp_path / name
@@ -499,6 +524,11 @@ def test_show_spe(plural: Path) -> None:
         (Rule((Is("vowel", -1), Is("vowel", 1)), ReplaceBy("t", ("d",))), "t -> d / [+vowel] _ [+vowel]"),
         (Rule((IsToken("n", 1),), Delete()), "X -> ∅ / _ n"),
         (Rule((Not(Is("voice", 1)), Is("cons", 0)), CopyReplace(-1)), "[+cons] -> ⟨-1⟩ / _ {[-voice], #}"),
+        (Rule((Is("vowel", 0), TierIs("vowel", BOUNDARY, 1)), Identity()),
+         "[+vowel] -> [+vowel]   ‖ vowel tier: _ #   (no change; blocks the rules below)"),
+        (Rule((IsToken("n", 1), TierIs("vowel", "long", -1), Not(TierIs("vowel", "high", 2)),
+               Not(TierIs("cons", BOUNDARY, 1))), Delete()),
+         "X -> ∅ / _ n   ‖ vowel tier: [+long] _ X {[-high], #}; cons tier: _ X"),
     ],
 )
 def test_rule_to_spe(rule: Rule, spe: str) -> None:
