@@ -53,7 +53,7 @@ from fstsynth.dsl import (
     TransformationApplied,
 )
 from fstsynth.errors import UserError
-from fstsynth.interpreter import START, TaggedToken, apply_transformation, run, run_pass
+from fstsynth.interpreter import START, TaggedToken, apply_transformation, run_many, run_pass_many
 
 Token = str
 Word = tuple[Token, ...]
@@ -235,6 +235,23 @@ def _bits(indices: Iterable[int]) -> int:
     for k in indices:
         buf[k >> 3] |= 1 << (k & 7)
     return int.from_bytes(buf, "little")
+
+
+def _lowest_bit(bits: int) -> int:
+    """Index of the lowest set bit of a nonzero bitset."""
+    return (bits & -bits).bit_length() - 1
+
+
+def _bit_indices(bits: int) -> list[int]:
+    """Indices of the set bits of a bitset, ascending."""
+    # The binary text is scanned in C: far cheaper than peeling bits off a long int.
+    text = bin(bits)[:1:-1]  # least significant first, without the "0b"
+    out = []
+    k = text.find("1")
+    while k >= 0:
+        out.append(k)
+        k = text.find("1", k + 1)
+    return out
 
 
 # ------------------------------------------------------------------ candidates
@@ -511,10 +528,16 @@ def synthesize_pass(
         if cand.correct & need
     ]
     heapq.heapify(heap)
+    # A candidate wrong on some undecided example cannot be taken until every such
+    # example is decided. Rather than popping and re-pushing it every round (which made
+    # selection quadratic: the broad, high-gain rules wrong somewhere stay on top), it
+    # waits on one of those examples (a witness) and is looked at again only when a
+    # chosen rule decides that example: then it gets a new witness, or goes back on the
+    # heap with its old key (still a lower bound of its current key).
+    waiting: dict[int, list[tuple[int, float, str, int]]] = {}
     while undecided & need:
         timer.check()
         best = None
-        parked = []  # current, but wrong somewhere now: skip this round only
         while heap:
             entry = heapq.heappop(heap)
             cand = candidates[entry[3]]
@@ -524,17 +547,25 @@ def synthesize_pass(
             if gain != -entry[0]:
                 heapq.heappush(heap, (-gain, *entry[1:]))
                 continue
-            if cand.fires & ~cand.correct & undecided:
-                parked.append(entry)
+            wrong = cand.fires & ~cand.correct & undecided
+            if wrong:
+                waiting.setdefault(_lowest_bit(wrong), []).append(entry)
                 continue
             best = cand
             break
         if best is None:
             break
         rules.append(best.rule)
+        decided = undecided & best.fires
         undecided &= ~best.fires
-        for entry in parked:
-            heapq.heappush(heap, entry)
+        for index in _bit_indices(decided):
+            for entry in waiting.pop(index, ()):
+                cand = candidates[entry[3]]
+                wrong = cand.fires & ~cand.correct & undecided
+                if wrong:
+                    waiting.setdefault(_lowest_bit(wrong), []).append(entry)
+                else:
+                    heapq.heappush(heap, entry)
     return Pass(tuple(rules))
 
 
@@ -608,7 +639,8 @@ def learn(
                 train = [p for i, p in enumerate(pairs) if i % k != fold]
                 test = [p for i, p in enumerate(pairs) if i % k == fold]
                 part = _learn_variant(train, features, opts)
-                held += sum(run(part.program, src, features) == tgt for src, tgt in test)
+                predicted = run_many(part.program, [src for src, _ in test], features)
+                held += sum(p == tgt for p, (_, tgt) in zip(predicted, test))
                 for key_, value in part.seconds.items():
                     seconds[key_] = seconds.get(key_, 0.0) + value
         result = _learn_variant(pairs, features, opts)
@@ -665,7 +697,7 @@ def _learn_variant(
         seconds["alignment"] += time.perf_counter() - started
         if map_pass.rules:
             passes.append(map_pass)
-            current = [run_pass(map_pass, word, features) for word in current]
+            current = run_pass_many(map_pass, current, features)
             score = n_correct(current)
     for _ in range(options.max_passes):
         if score == len(pairs):
@@ -683,7 +715,7 @@ def _learn_variant(
         seconds["synthesis"] += time.perf_counter() - started
         if not pass_.rules:
             break
-        new = [run_pass(pass_, word, features) for word in current]
+        new = run_pass_many(pass_, current, features)
         new_score = n_correct(new)
         if new_score <= score and passes:
             break
