@@ -263,10 +263,52 @@ def _atoms(
     """Every atomic predicate true at some example, with its bitset over the examples."""
     use_features = options.variant != "nofeature"
     feature_names = sorted({f for feats in features.values() for f in feats}) if use_features else []
-    where: dict[Predicate, list[int]] = {}
     w = options.window
     tiers = [t for t in TIERS if t in feature_names] if options.tiers else []
+    # The atoms true at an example depend on a few (token, tag) values around it: each
+    # such group of atoms is made once, as indices into `found` (the atoms in the order
+    # first seen, which the result keeps), and each example only appends itself to the
+    # groups' lists. Hashing predicates once per example was most of the cost.
+    found: list[Predicate] = []
+    index_of: dict[Predicate, int] = {}
+    where: list[list[int]] = []
+
+    def indices(preds: list[Predicate]) -> tuple[int, ...]:
+        out = []
+        for pred in preds:
+            i = index_of.get(pred)
+            if i is None:
+                i = index_of[pred] = len(found)
+                found.append(pred)
+                where.append([])
+            out.append(i)
+        return tuple(out)
+
     tier_cache: dict[tuple[int, str], list[int]] = {}
+    tier_groups: dict[tuple[str, int, Token | None], tuple[int, ...]] = {}
+
+    def tier_group(tier: str, index: int, tok: Token | None) -> tuple[int, ...]:
+        """Atoms on the `index`-th `tier` token, `tok` (None: there is none)."""
+        key = (tier, index, tok)
+        group = tier_groups.get(key)
+        if group is None:
+            preds: list[Predicate] = []
+            if tok is None:
+                preds.append(TierIs(tier, BOUNDARY, index))
+                # No such tier token: every feature test there is false, so its
+                # negation holds (as the interpreter and transducer read it).
+                preds.extend(Not(TierIs(tier, f, index)) for f in feature_names if f != tier)
+            else:
+                preds.append(Not(TierIs(tier, BOUNDARY, index)))
+                feats = features.get(tok, {})
+                for f in feature_names:
+                    if f == tier:
+                        continue
+                    pred = TierIs(tier, f, index)
+                    preds.append(pred if feats.get(f, False) else Not(pred))
+            group = tier_groups[key] = indices(preds)
+        return group
+
     for k, ex in enumerate(examples):
         for tier in tiers:
             key = (id(ex.word), tier)
@@ -278,36 +320,35 @@ def _atoms(
             left = [i for i in reversed(on) if i < ex.position]
             for index in TIER_INDICES:
                 seq = right if index > 0 else left
-                if abs(index) > len(seq):
-                    where.setdefault(TierIs(tier, BOUNDARY, index), []).append(k)
-                    # No such tier token: every feature test there is false, so its
-                    # negation holds (as the interpreter and transducer read it).
-                    for f in feature_names:
-                        if f != tier:
-                            where.setdefault(Not(TierIs(tier, f, index)), []).append(k)
-                    continue
-                where.setdefault(Not(TierIs(tier, BOUNDARY, index)), []).append(k)
-                feats = features.get(ex.word[seq[abs(index) - 1]][0], {})
-                for f in feature_names:
-                    if f == tier:
-                        continue
-                    pred = TierIs(tier, f, index)
-                    where.setdefault(pred if feats.get(f, False) else Not(pred), []).append(k)
+                tok = ex.word[seq[abs(index) - 1]][0] if abs(index) <= len(seq) else None
+                for i in tier_group(tier, index, tok):
+                    where[i].append(k)
+
+    groups: dict[tuple[int, Token | None, int], tuple[int, ...]] = {}
     for k, ex in enumerate(examples):
+        word, position = ex.word, ex.position
         for offset in range(-w, w + 1):
-            tok = ex.token_at(offset)
-            preds: list[Predicate] = [IsToken(tok, offset)]
-            if tok is not None:
-                preds.append(Not(IsToken(BOUNDARY, offset)))
-                tag = ex.tag_at(offset)
-                if tag is not None:
-                    preds.append(TransformationApplied(tag, offset))
-            feats = features.get(tok, {}) if tok is not None else {}
-            for f in feature_names:
-                preds.append(Is(f, offset) if feats.get(f, False) else Not(Is(f, offset)))
-            for p in preds:
-                where.setdefault(p, []).append(k)
-    return {p: _bits(ks) for p, ks in where.items()}
+            at = position + offset
+            if 0 <= at < len(word):
+                tok, tag = word[at]
+            else:
+                tok = tag = None
+            # Tags are keyed by identity: cheap to hash, and the words keep them alive.
+            key = (offset, tok, id(tag))
+            group = groups.get(key)
+            if group is None:
+                preds: list[Predicate] = [IsToken(tok, offset)]
+                if tok is not None:
+                    preds.append(Not(IsToken(BOUNDARY, offset)))
+                    if tag is not None:
+                        preds.append(TransformationApplied(tag, offset))
+                feats = features.get(tok, {}) if tok is not None else {}
+                for f in feature_names:
+                    preds.append(Is(f, offset) if feats.get(f, False) else Not(Is(f, offset)))
+                group = groups[key] = indices(preds)
+            for i in group:
+                where[i].append(k)
+    return {pred: _bits(ks) for pred, ks in zip(found, where)}
 
 
 def _consistent_transformations(ex: TaggedExample, window: int) -> list[Transformation]:
@@ -417,6 +458,7 @@ def _candidates(
     # as `rule_cost`, so the floats and hence the ties are the same).
     atom_cost = {p: predicate_cost(p, options.variant) for p in atom_list}
     is_boundary = {p: isinstance(p, IsToken) and p.token is BOUNDARY for p in atom_list}
+    atom_open = {p: f"IfThen({p}, " for p in atom_list}
 
     for tr in transformations:
         timer.check()
@@ -426,6 +468,7 @@ def _candidates(
         applies, right = applies_bits[tr], correct_bits[tr]
         negatives = applies & ~right
         tr_cost = transformation_cost(tr)
+        tr_text = str(tr)
         grows = _grows(tr)
         tr_pool = pool[tr] = {}
 
@@ -440,11 +483,11 @@ def _candidates(
             old = tr_pool.get(fires)
             if old is not None and cost > old.cost:
                 return
-            rule = Rule(preds, tr)
-            # Printing a rule is costly: once per rule kept or tied, never otherwise.
-            text = str(rule)
+            # Printing a rule is costly: once per rule kept or tied, never otherwise, and
+            # from the printed atoms (what `Rule.__str__` writes, without re-printing them).
+            text = "".join([atom_open[p] for p in preds]) + tr_text + ")" * len(preds)
             if old is None or cost < old.cost or text < old.text:
-                tr_pool[fires] = _Candidate(rule, fires, correct, cost, text)
+                tr_pool[fires] = _Candidate(Rule(preds, tr), fires, correct, cost, text)
 
         if options.max_conjuncts == 0:
             offer((), everything, 0, False)

@@ -150,6 +150,7 @@ def test_selection_takes_what_a_full_scan_takes(plural, variant):
         ]
         options = Options(variant=variant)
         candidates, need = _candidates(examples, features, options, _Timer(None))
+        assert all(cand.text == str(cand.rule) for cand in candidates)
         expected = _full_scan_selection(candidates, need, len(examples))
         assert expected
         assert list(synthesize_pass(examples, features, options).rules) == expected
