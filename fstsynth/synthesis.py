@@ -472,11 +472,20 @@ def _candidates(
         grows = _grows(tr)
         tr_pool = pool[tr] = {}
 
-        def offer(preds: tuple[Predicate, ...], bits: int, preds_cost: float, anchored: bool) -> None:
-            fires = bits & applies
-            correct = fires & right
-            if not correct & need:
+        # Where the rule may fire is where its conjunction holds, within `applies`.
+        restrict = applies != everything
+        # What `correct & need` is for a conjunction: right implies applies, so a
+        # conjunction true on a positive example is right on a needed one.
+        assert not positives & ~applies
+
+        def offer(
+            preds: tuple[Predicate, ...], opened: str, bits: int, preds_cost: float, anchored: bool
+        ) -> None:
+            """Keep `preds` => tr if no cheaper (or equal, smaller printed) rule fires on
+            the same examples. `opened`: the printed "IfThen(atom, " of each predicate."""
+            if not bits & positives:
                 return
+            fires = bits & applies if restrict else bits
             cost = tr_cost + preds_cost
             if grows and not anchored:
                 cost += UNANCHORED_INSERT_COST
@@ -485,63 +494,86 @@ def _candidates(
                 return
             # Printing a rule is costly: once per rule kept or tied, never otherwise, and
             # from the printed atoms (what `Rule.__str__` writes, without re-printing them).
-            text = "".join([atom_open[p] for p in preds]) + tr_text + ")" * len(preds)
+            text = opened + tr_text + ")" * len(preds)
             if old is None or cost < old.cost or text < old.text:
-                tr_pool[fires] = _Candidate(Rule(preds, tr), fires, correct, cost, text)
+                tr_pool[fires] = _Candidate(Rule(preds, tr), fires, fires & right, cost, text)
 
         if options.max_conjuncts == 0:
-            offer((), everything, 0, False)
+            offer((), "", everything, 0, False)
             continue
-        # (atom, its bits, its cost, a boundary test?, an anchor?) for the atoms true
-        # on some positive example; flags travel with each conjunction (no re-hashing).
+        # (atom, its bits, its cost, a boundary test?, an anchor?, its printed opening)
+        # for the atoms true on some positive example; flags travel with each
+        # conjunction (no re-hashing).
         useful = [
-            (p, atoms[p], atom_cost[p], is_boundary[p], is_boundary[p] and p.offset != 0)  # type: ignore[union-attr]
+            (p, atoms[p], atom_cost[p], is_boundary[p], is_boundary[p] and p.offset != 0, atom_open[p])  # type: ignore[union-attr]
             for p in atom_list
             if atoms[p] & positives
         ]
         # The anchoring discount makes "conj + boundary test" cheaper than "conj" alone
         # for insertions, so every conjunction is also offered with each anchor.
-        anchors = [(p, bits, cost) for p, bits, cost, _, anchor in useful if anchor]
+        anchors = [(p, bits, cost, p_open) for p, bits, cost, _, anchor, p_open in useful if anchor]
 
-        def offer_anchored(
-            preds: tuple[Predicate, ...], bits: int, preds_cost: float, anchored: bool, has_anchor: bool
-        ) -> None:
-            offer(preds, bits, preds_cost, anchored)
-            if len(preds) < options.max_conjuncts and not has_anchor:
-                for a, abits, acost in anchors:
-                    if bits & abits & positives:
-                        offer(preds + (a,), bits & abits, preds_cost + acost, True)
+        def offer_anchors(preds: tuple[Predicate, ...], opened: str, bits: int, preds_cost: float) -> None:
+            for a, abits, acost, a_open in anchors:
+                if bits & abits & positives:
+                    offer(preds + (a,), opened + a_open, bits & abits, preds_cost + acost, True)
 
-        offer_anchored((), everything, 0, False, False)
-        # (conjunction, bits, index of its last atom in `useful`, cost, boundary?, anchor?)
-        frontier: list[tuple[tuple[Predicate, ...], int, int, float, bool, bool]] = []
-        for idx, (p, bits, cost, boundary, anchor) in enumerate(useful):
-            offer_anchored((p,), bits, 0 + cost, boundary, anchor)
+        offer((), "", everything, 0, False)
+        if options.max_conjuncts > 0:
+            offer_anchors((), "", everything, 0)
+        # (conjunction, printed opening, bits, index of its last atom in `useful`, cost,
+        # boundary?, anchor?)
+        frontier: list[tuple[tuple[Predicate, ...], str, int, int, float, bool, bool]] = []
+        for idx, (p, bits, cost, boundary, anchor, p_open) in enumerate(useful):
+            offer((p,), p_open, bits, 0 + cost, boundary)
+            if 1 < options.max_conjuncts and not anchor:
+                offer_anchors((p,), p_open, bits, 0 + cost)
             if bits & negatives:
-                frontier.append(((p,), bits, idx, 0 + cost, boundary, anchor))
-        for _depth in range(1, options.max_conjuncts):
+                frontier.append(((p,), p_open, bits, idx, 0 + cost, boundary, anchor))
+        closers = [")" * k for k in range(options.max_conjuncts + 1)]
+        for depth in range(2, options.max_conjuncts + 1):
             # Extend the most promising inconsistent conjunctions only (a beam).
             frontier.sort(
                 key=lambda c: (
-                    -(c[1] & positives).bit_count(),
-                    (c[1] & negatives).bit_count(),
+                    -(c[2] & positives).bit_count(),
+                    (c[2] & negatives).bit_count(),
                 )
             )
             frontier = frontier[: options.beam]
+            # The deepest conjunctions get no anchor added and are not extended.
+            deepest = depth == options.max_conjuncts
+            closer = closers[depth]
             next_frontier = []
-            for preds, bits, last, preds_cost, anchored, has_anchor in frontier:
+            for preds, opened, bits, last, preds_cost, anchored, has_anchor in frontier:
                 timer.check()
                 for idx in range(last + 1, len(useful)):
-                    p, pbits, cost, boundary, anchor = useful[idx]
+                    p, pbits, cost, boundary, anchor, p_open = useful[idx]
                     both = bits & pbits
                     if both == bits or not both & positives:
                         continue
-                    longer = preds + (p,)
+                    # `offer`, inlined on this hot path (the test on positives is done).
                     more_cost = preds_cost + cost
-                    offer_anchored(longer, both, more_cost, anchored or boundary, has_anchor or anchor)
+                    now_anchored = anchored or boundary
+                    fires = both & applies if restrict else both
+                    rule_cost_ = tr_cost + more_cost
+                    if grows and not now_anchored:
+                        rule_cost_ += UNANCHORED_INSERT_COST
+                    old = tr_pool.get(fires)
+                    if old is None or rule_cost_ <= old.cost:
+                        text = opened + p_open + tr_text + closer
+                        if old is None or rule_cost_ < old.cost or text < old.text:
+                            tr_pool[fires] = _Candidate(
+                                Rule(preds + (p,), tr), fires, fires & right, rule_cost_, text
+                            )
+                    if deepest:
+                        continue
+                    longer = preds + (p,)
+                    now_anchor = has_anchor or anchor
+                    if not now_anchor:
+                        offer_anchors(longer, opened + p_open, both, more_cost)
                     if both & negatives:
                         next_frontier.append(
-                            (longer, both, idx, more_cost, anchored or boundary, has_anchor or anchor)
+                            (longer, opened + p_open, both, idx, more_cost, now_anchored, now_anchor)
                         )
             frontier = next_frontier
     return [cand for tr_pool in pool.values() for cand in tr_pool.values()], need
