@@ -703,10 +703,14 @@ def learn(
     if options.variant != AUTO:
         return _learn_variant(pairs, features, options)
     k = min(options.folds, len(pairs))
-    best_key = None
-    best: LearnResult | None = None
     seconds: dict[str, float] = {}
-    for rank, variant in enumerate(_AUTO_ORDER):
+
+    def add_seconds(part: LearnResult) -> None:
+        for key_, value in part.seconds.items():
+            seconds[key_] = seconds.get(key_, 0.0) + value
+
+    held_by_rank: list[int] = []
+    for variant in _AUTO_ORDER:
         opts = replace(options, variant=variant)
         held = 0
         if k >= 2:
@@ -716,17 +720,25 @@ def learn(
                 part = _learn_variant(train, features, opts)
                 predicted = run_many(part.program, [src for src, _ in test], features)
                 held += sum(p == tgt for p, (_, tgt) in zip(predicted, test))
-                for key_, value in part.seconds.items():
-                    seconds[key_] = seconds.get(key_, 0.0) + value
-        result = _learn_variant(pairs, features, opts)
-        for key_, value in result.seconds.items():
-            seconds[key_] = seconds.get(key_, 0.0) + value
+                add_seconds(part)
+        held_by_rank.append(held)
+        if held == len(pairs) and k >= 2:
+            break  # every held-out row right: no variant can do better
+    # The best held-out count decides; the program from all rows is learned only for
+    # the variants that reach it (the shorter program, then the earlier variant, breaks
+    # a tie), since a variant behind on held-out rows cannot win whatever its program.
+    most = max(held_by_rank)
+    best_key = None
+    best: LearnResult | None = None
+    for rank, held in enumerate(held_by_rank):
+        if held != most:
+            continue
+        result = _learn_variant(pairs, features, replace(options, variant=_AUTO_ORDER[rank]))
+        add_seconds(result)
         key = (-held, result.program.rule_count, rank)
         if best_key is None or key < best_key:
             held_out = held / len(pairs) if k >= 2 else None
             best_key, best = key, replace(result, held_out=held_out)
-        if held == len(pairs) and k >= 2:
-            break  # every held-out row right: no variant can do better
     assert best is not None
     return replace(best, seconds=seconds)
 
