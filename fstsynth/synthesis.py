@@ -569,7 +569,7 @@ def _candidates(
                         continue
                     longer = preds + (p,)
                     now_anchor = has_anchor or anchor
-                    if not now_anchor:
+                    if anchors and not now_anchor:
                         offer_anchors(longer, opened + p_open, both, more_cost)
                     if both & negatives:
                         next_frontier.append(
