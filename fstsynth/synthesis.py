@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
@@ -690,6 +691,7 @@ def learn(
     pairs: Sequence[tuple[Word, Word]],
     features: Features,
     options: Options = Options(),
+    jobs: int = 1,
 ) -> LearnResult:
     """Learn a program mapping each source word of `pairs` to its target.
 
@@ -699,45 +701,91 @@ def learn(
     shorter program (shorter programs generalize better, paper section 5.2), then to
     the order of `_AUTO_ORDER`; a variant that predicts every held-out row stops the
     search. Never looks at anything but the training rows.
+
+    `jobs` > 1 runs the cross-validation folds (and tied variants' final runs) in that
+    many worker processes: the same result, sooner on an otherwise idle machine. The
+    `seconds` then add up the workers' times.
     """
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
     if options.variant != AUTO:
         return _learn_variant(pairs, features, options)
     k = min(options.folds, len(pairs))
+    if jobs > 1 and k >= 2:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            return _learn_auto(pairs, features, options, k, pool)
+    return _learn_auto(pairs, features, options, k, None)
+
+
+def _fold(
+    pairs: Sequence[tuple[Word, Word]], features: Features, options: Options, k: int, fold: int
+) -> tuple[int, dict[str, float]]:
+    """Rows of fold `fold` (of `k`) predicted right by the program learned from the
+    others, and the seconds that took."""
+    train = [p for i, p in enumerate(pairs) if i % k != fold]
+    test = [p for i, p in enumerate(pairs) if i % k == fold]
+    part = _learn_variant(train, features, options)
+    predicted = run_many(part.program, [src for src, _ in test], features)
+    return sum(p == tgt for p, (_, tgt) in zip(predicted, test)), part.seconds
+
+
+def _learn_auto(
+    pairs: Sequence[tuple[Word, Word]],
+    features: Features,
+    options: Options,
+    k: int,
+    pool: Executor | None,
+) -> LearnResult:
     seconds: dict[str, float] = {}
 
-    def add_seconds(part: LearnResult) -> None:
-        for key_, value in part.seconds.items():
+    def add_seconds(part: Mapping[str, float]) -> None:
+        for key_, value in part.items():
             seconds[key_] = seconds.get(key_, 0.0) + value
 
+    variants = [replace(options, variant=variant) for variant in _AUTO_ORDER]
+    # In workers, every variant's folds are started at once (most often every variant
+    # is needed); those of variants after a perfect one are cancelled or dropped.
+    folds = (
+        [[pool.submit(_fold, pairs, features, opts, k, fold) for fold in range(k)] for opts in variants]
+        if pool is not None and k >= 2
+        else None
+    )
     held_by_rank: list[int] = []
-    for variant in _AUTO_ORDER:
-        opts = replace(options, variant=variant)
+    for rank, opts in enumerate(variants):
         held = 0
         if k >= 2:
             for fold in range(k):
-                train = [p for i, p in enumerate(pairs) if i % k != fold]
-                test = [p for i, p in enumerate(pairs) if i % k == fold]
-                part = _learn_variant(train, features, opts)
-                predicted = run_many(part.program, [src for src, _ in test], features)
-                held += sum(p == tgt for p, (_, tgt) in zip(predicted, test))
-                add_seconds(part)
+                if folds is not None:
+                    right, part_seconds = folds[rank][fold].result()
+                else:
+                    right, part_seconds = _fold(pairs, features, opts, k, fold)
+                held += right
+                add_seconds(part_seconds)
         held_by_rank.append(held)
         if held == len(pairs) and k >= 2:
+            for later in folds[rank + 1 :] if folds is not None else []:
+                for future in later:
+                    future.cancel()
             break  # every held-out row right: no variant can do better
     # The best held-out count decides; the program from all rows is learned only for
     # the variants that reach it (the shorter program, then the earlier variant, breaks
     # a tie), since a variant behind on held-out rows cannot win whatever its program.
     most = max(held_by_rank)
+    tied = [rank for rank, held in enumerate(held_by_rank) if held == most]
+    if pool is not None and len(tied) > 1:
+        futures = [pool.submit(_learn_variant, pairs, features, variants[rank]) for rank in tied]
+        results = [future.result() for future in futures]
+    else:
+        results = [_learn_variant(pairs, features, variants[rank]) for rank in tied]
     best_key = None
     best: LearnResult | None = None
-    for rank, held in enumerate(held_by_rank):
-        if held != most:
-            continue
-        result = _learn_variant(pairs, features, replace(options, variant=_AUTO_ORDER[rank]))
-        add_seconds(result)
-        key = (-held, result.program.rule_count, rank)
+    for rank, result in zip(tied, results):
+        add_seconds(result.seconds)
+        key = (-most, result.program.rule_count, rank)
         if best_key is None or key < best_key:
-            held_out = held / len(pairs) if k >= 2 else None
+            held_out = most / len(pairs) if k >= 2 else None
             best_key, best = key, replace(result, held_out=held_out)
     assert best is not None
     return replace(best, seconds=seconds)

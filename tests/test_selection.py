@@ -106,3 +106,16 @@ def test_auto_learns_from_all_rows_only_for_the_variants_that_can_win(monkeypatc
         assert (result.program, result.variant, result.held_out) == _auto_by_full_runs(
             pairs, features, options
         )
+
+
+def test_auto_in_worker_processes_learns_the_same():
+    from conftest import DATA
+    from fstsynth.problem import load_problem
+
+    problem = load_problem(DATA / "paradigm.json")
+    for pairs, features in [(PAIRS, FEATURES)] + [
+        (problem.training_pairs(s, t), {}) for s, t in problem.column_pairs()[:2]
+    ]:
+        one = learn(pairs, features, Options(tiers=False))
+        two = learn(pairs, features, Options(tiers=False), jobs=2)
+        assert (two.program, two.variant, two.held_out) == (one.program, one.variant, one.held_out)
