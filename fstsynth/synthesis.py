@@ -598,11 +598,16 @@ def synthesize_pass(
     # as examples get decided, so a heap keyed by a past gain holds a lower bound of
     # each key (lazy greedy): an entry popped with its gain still current is the best,
     # without rescoring every candidate each round. Same choices as a full scan.
-    heap = [
-        (-(cand.correct & need).bit_count(), cand.cost, cand.text, k)
-        for k, cand in enumerate(candidates)
-        if cand.correct & need
-    ]
+    # The key is one int, -gain * m + rank, rank being the place in (cost, text, index)
+    # order: ordered as the tuple, far cheaper to push and pop.
+    m = len(candidates)
+    order = sorted(range(m), key=lambda k: (candidates[k].cost, candidates[k].text))
+    gainable = [cand.correct & need for cand in candidates]
+    heap = []
+    for rank, k in enumerate(order):
+        gain = gainable[k].bit_count()
+        if gain:
+            heap.append(-gain * m + rank)
     heapq.heapify(heap)
     # A candidate wrong on some undecided example cannot be taken until every such
     # example is decided. Rather than popping and re-pushing it every round (which made
@@ -610,22 +615,25 @@ def synthesize_pass(
     # waits on one of those examples (a witness) and is looked at again only when a
     # chosen rule decides that example: then it gets a new witness, or goes back on the
     # heap with its old key (still a lower bound of its current key).
-    waiting: dict[int, list[tuple[int, float, str, int]]] = {}
+    waiting: dict[int, list[int]] = {}
     while undecided & need:
         timer.check()
         best = None
         while heap:
-            entry = heapq.heappop(heap)
-            cand = candidates[entry[3]]
-            gain = (cand.correct & undecided & need).bit_count()
+            key = heapq.heappop(heap)
+            past = key // m  # -gain when pushed
+            rank = key - past * m
+            k = order[rank]
+            gain = (gainable[k] & undecided).bit_count()
             if gain == 0:
                 continue  # never again: undecided only shrinks
-            if gain != -entry[0]:
-                heapq.heappush(heap, (-gain, *entry[1:]))
+            if gain != -past:
+                heapq.heappush(heap, -gain * m + rank)
                 continue
+            cand = candidates[k]
             wrong = cand.fires & ~cand.correct & undecided
             if wrong:
-                waiting.setdefault(_lowest_bit(wrong), []).append(entry)
+                waiting.setdefault(_lowest_bit(wrong), []).append(key)
                 continue
             best = cand
             break
@@ -635,13 +643,13 @@ def synthesize_pass(
         decided = undecided & best.fires
         undecided &= ~best.fires
         for index in _bit_indices(decided):
-            for entry in waiting.pop(index, ()):
-                cand = candidates[entry[3]]
+            for key in waiting.pop(index, ()):
+                cand = candidates[order[key % m]]
                 wrong = cand.fires & ~cand.correct & undecided
                 if wrong:
-                    waiting.setdefault(_lowest_bit(wrong), []).append(entry)
+                    waiting.setdefault(_lowest_bit(wrong), []).append(key)
                 else:
-                    heapq.heappush(heap, entry)
+                    heapq.heappush(heap, key)
     return Pass(tuple(rules))
 
 
