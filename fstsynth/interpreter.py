@@ -6,6 +6,8 @@ Public API:
     apply_transformation(tr, word, position) -> tuple[Token, ...] | None
     run_pass(pass_, word, features) -> list[TaggedToken]
     run(program, word, features) -> Word
+    run_pass_many(pass_, words, features), run_many(program, words, features)
+        (the same on many words, faster for passes with many rules)
     trace(program, word, features) -> list[list[Step]]
 
 Semantics (DESIGN.md section 3): a pass visits the start position (-1, before the first
@@ -171,6 +173,64 @@ def run(program: Program, word: Sequence[Token], features: Features) -> Word:
     for pass_ in program.passes:
         tagged = run_pass(pass_, tagged, features)
     return tuple(tok for tok, _ in tagged)
+
+
+def _token_needed(rule: Rule) -> tuple[bool, Token | None]:
+    """(True, t) if the rule can only fire where the current token is t (None: the
+    start position), from an `IsToken(t, 0)` test or a `ReplaceBy(t, ...)`."""
+    for pred in rule.predicates:
+        if isinstance(pred, IsToken) and pred.offset == 0:
+            return True, pred.token
+    if isinstance(rule.transformation, ReplaceBy):
+        return True, rule.transformation.source
+    return False, None
+
+
+def run_pass_many(
+    pass_: Pass, words: Sequence[Sequence[TaggedToken]], features: Features
+) -> list[list[TaggedToken]]:
+    """`run_pass` on each word, with the same results.
+
+    A learned pass holds hundreds of rules, most of them for one token at the current
+    position: each position only tries the rules that can fire on its token (in their
+    order), so the cost no longer grows with every rule of the pass.
+    """
+    needs = [_token_needed(rule) for rule in pass_.rules]
+    by_token: dict[Token | None, list[Rule]] = {}
+
+    def rules_for(token: Token | None) -> list[Rule]:
+        rules = by_token.get(token)
+        if rules is None:
+            rules = by_token[token] = [
+                rule for rule, (bound, need) in zip(pass_.rules, needs) if not bound or need == token
+            ]
+        return rules
+
+    identity = Identity()
+    out_words = []
+    for word in words:
+        out: list[TaggedToken] = []
+        for position in range(START, len(word)):
+            token = None if position == START else word[position][0]
+            for rule in rules_for(token):
+                produced = fire(rule, word, position, features)
+                if produced is not None:
+                    tag: Transformation = rule.transformation
+                    break
+            else:
+                produced = () if position == START else (token,)
+                tag = identity
+            out.extend((tok, tag) for tok in produced)
+        out_words.append(out)
+    return out_words
+
+
+def run_many(program: Program, words: Sequence[Sequence[Token]], features: Features) -> list[Word]:
+    """`run` on each word, with the same results (see `run_pass_many`)."""
+    tagged: list[list[TaggedToken]] = [[(tok, None) for tok in word] for word in words]
+    for pass_ in program.passes:
+        tagged = run_pass_many(pass_, tagged, features)
+    return [tuple(tok for tok, _ in word) for word in tagged]
 
 
 def trace(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
@@ -53,7 +54,7 @@ from fstsynth.dsl import (
     TransformationApplied,
 )
 from fstsynth.errors import UserError
-from fstsynth.interpreter import START, TaggedToken, apply_transformation, run, run_pass
+from fstsynth.interpreter import START, TaggedToken, apply_transformation, run_many, run_pass_many
 
 Token = str
 Word = tuple[Token, ...]
@@ -237,6 +238,23 @@ def _bits(indices: Iterable[int]) -> int:
     return int.from_bytes(buf, "little")
 
 
+def _lowest_bit(bits: int) -> int:
+    """Index of the lowest set bit of a nonzero bitset."""
+    return (bits & -bits).bit_length() - 1
+
+
+def _bit_indices(bits: int) -> list[int]:
+    """Indices of the set bits of a bitset, ascending."""
+    # The binary text is scanned in C: far cheaper than peeling bits off a long int.
+    text = bin(bits)[:1:-1]  # least significant first, without the "0b"
+    out = []
+    k = text.find("1")
+    while k >= 0:
+        out.append(k)
+        k = text.find("1", k + 1)
+    return out
+
+
 # ------------------------------------------------------------------ candidates
 
 
@@ -246,10 +264,52 @@ def _atoms(
     """Every atomic predicate true at some example, with its bitset over the examples."""
     use_features = options.variant != "nofeature"
     feature_names = sorted({f for feats in features.values() for f in feats}) if use_features else []
-    where: dict[Predicate, list[int]] = {}
     w = options.window
     tiers = [t for t in TIERS if t in feature_names] if options.tiers else []
+    # The atoms true at an example depend on a few (token, tag) values around it: each
+    # such group of atoms is made once, as indices into `found` (the atoms in the order
+    # first seen, which the result keeps), and each example only appends itself to the
+    # groups' lists. Hashing predicates once per example was most of the cost.
+    found: list[Predicate] = []
+    index_of: dict[Predicate, int] = {}
+    where: list[list[int]] = []
+
+    def indices(preds: list[Predicate]) -> tuple[int, ...]:
+        out = []
+        for pred in preds:
+            i = index_of.get(pred)
+            if i is None:
+                i = index_of[pred] = len(found)
+                found.append(pred)
+                where.append([])
+            out.append(i)
+        return tuple(out)
+
     tier_cache: dict[tuple[int, str], list[int]] = {}
+    tier_groups: dict[tuple[str, int, Token | None], tuple[int, ...]] = {}
+
+    def tier_group(tier: str, index: int, tok: Token | None) -> tuple[int, ...]:
+        """Atoms on the `index`-th `tier` token, `tok` (None: there is none)."""
+        key = (tier, index, tok)
+        group = tier_groups.get(key)
+        if group is None:
+            preds: list[Predicate] = []
+            if tok is None:
+                preds.append(TierIs(tier, BOUNDARY, index))
+                # No such tier token: every feature test there is false, so its
+                # negation holds (as the interpreter and transducer read it).
+                preds.extend(Not(TierIs(tier, f, index)) for f in feature_names if f != tier)
+            else:
+                preds.append(Not(TierIs(tier, BOUNDARY, index)))
+                feats = features.get(tok, {})
+                for f in feature_names:
+                    if f == tier:
+                        continue
+                    pred = TierIs(tier, f, index)
+                    preds.append(pred if feats.get(f, False) else Not(pred))
+            group = tier_groups[key] = indices(preds)
+        return group
+
     for k, ex in enumerate(examples):
         for tier in tiers:
             key = (id(ex.word), tier)
@@ -261,36 +321,35 @@ def _atoms(
             left = [i for i in reversed(on) if i < ex.position]
             for index in TIER_INDICES:
                 seq = right if index > 0 else left
-                if abs(index) > len(seq):
-                    where.setdefault(TierIs(tier, BOUNDARY, index), []).append(k)
-                    # No such tier token: every feature test there is false, so its
-                    # negation holds (as the interpreter and transducer read it).
-                    for f in feature_names:
-                        if f != tier:
-                            where.setdefault(Not(TierIs(tier, f, index)), []).append(k)
-                    continue
-                where.setdefault(Not(TierIs(tier, BOUNDARY, index)), []).append(k)
-                feats = features.get(ex.word[seq[abs(index) - 1]][0], {})
-                for f in feature_names:
-                    if f == tier:
-                        continue
-                    pred = TierIs(tier, f, index)
-                    where.setdefault(pred if feats.get(f, False) else Not(pred), []).append(k)
+                tok = ex.word[seq[abs(index) - 1]][0] if abs(index) <= len(seq) else None
+                for i in tier_group(tier, index, tok):
+                    where[i].append(k)
+
+    groups: dict[tuple[int, Token | None, int], tuple[int, ...]] = {}
     for k, ex in enumerate(examples):
+        word, position = ex.word, ex.position
         for offset in range(-w, w + 1):
-            tok = ex.token_at(offset)
-            preds: list[Predicate] = [IsToken(tok, offset)]
-            if tok is not None:
-                preds.append(Not(IsToken(BOUNDARY, offset)))
-                tag = ex.tag_at(offset)
-                if tag is not None:
-                    preds.append(TransformationApplied(tag, offset))
-            feats = features.get(tok, {}) if tok is not None else {}
-            for f in feature_names:
-                preds.append(Is(f, offset) if feats.get(f, False) else Not(Is(f, offset)))
-            for p in preds:
-                where.setdefault(p, []).append(k)
-    return {p: _bits(ks) for p, ks in where.items()}
+            at = position + offset
+            if 0 <= at < len(word):
+                tok, tag = word[at]
+            else:
+                tok = tag = None
+            # Tags are keyed by identity: cheap to hash, and the words keep them alive.
+            key = (offset, tok, id(tag))
+            group = groups.get(key)
+            if group is None:
+                preds: list[Predicate] = [IsToken(tok, offset)]
+                if tok is not None:
+                    preds.append(Not(IsToken(BOUNDARY, offset)))
+                    if tag is not None:
+                        preds.append(TransformationApplied(tag, offset))
+                feats = features.get(tok, {}) if tok is not None else {}
+                for f in feature_names:
+                    preds.append(Is(f, offset) if feats.get(f, False) else Not(Is(f, offset)))
+                group = groups[key] = indices(preds)
+            for i in group:
+                where[i].append(k)
+    return {pred: _bits(ks) for pred, ks in zip(found, where)}
 
 
 def _consistent_transformations(ex: TaggedExample, window: int) -> list[Transformation]:
@@ -400,6 +459,7 @@ def _candidates(
     # as `rule_cost`, so the floats and hence the ties are the same).
     atom_cost = {p: predicate_cost(p, options.variant) for p in atom_list}
     is_boundary = {p: isinstance(p, IsToken) and p.token is BOUNDARY for p in atom_list}
+    atom_open = {p: f"IfThen({p}, " for p in atom_list}
 
     for tr in transformations:
         timer.check()
@@ -409,79 +469,112 @@ def _candidates(
         applies, right = applies_bits[tr], correct_bits[tr]
         negatives = applies & ~right
         tr_cost = transformation_cost(tr)
+        tr_text = str(tr)
         grows = _grows(tr)
         tr_pool = pool[tr] = {}
 
-        def offer(preds: tuple[Predicate, ...], bits: int, preds_cost: float, anchored: bool) -> None:
-            fires = bits & applies
-            correct = fires & right
-            if not correct & need:
+        # Where the rule may fire is where its conjunction holds, within `applies`.
+        restrict = applies != everything
+        # What `correct & need` is for a conjunction: right implies applies, so a
+        # conjunction true on a positive example is right on a needed one.
+        assert not positives & ~applies
+
+        def offer(
+            preds: tuple[Predicate, ...], opened: str, bits: int, preds_cost: float, anchored: bool
+        ) -> None:
+            """Keep `preds` => tr if no cheaper (or equal, smaller printed) rule fires on
+            the same examples. `opened`: the printed "IfThen(atom, " of each predicate."""
+            if not bits & positives:
                 return
+            fires = bits & applies if restrict else bits
             cost = tr_cost + preds_cost
             if grows and not anchored:
                 cost += UNANCHORED_INSERT_COST
             old = tr_pool.get(fires)
             if old is not None and cost > old.cost:
                 return
-            rule = Rule(preds, tr)
-            # Printing a rule is costly: once per rule kept or tied, never otherwise.
-            text = str(rule)
+            # Printing a rule is costly: once per rule kept or tied, never otherwise, and
+            # from the printed atoms (what `Rule.__str__` writes, without re-printing them).
+            text = opened + tr_text + ")" * len(preds)
             if old is None or cost < old.cost or text < old.text:
-                tr_pool[fires] = _Candidate(rule, fires, correct, cost, text)
+                tr_pool[fires] = _Candidate(Rule(preds, tr), fires, fires & right, cost, text)
 
         if options.max_conjuncts == 0:
-            offer((), everything, 0, False)
+            offer((), "", everything, 0, False)
             continue
-        # (atom, its bits, its cost, a boundary test?, an anchor?) for the atoms true
-        # on some positive example; flags travel with each conjunction (no re-hashing).
+        # (atom, its bits, its cost, a boundary test?, an anchor?, its printed opening)
+        # for the atoms true on some positive example; flags travel with each
+        # conjunction (no re-hashing).
         useful = [
-            (p, atoms[p], atom_cost[p], is_boundary[p], is_boundary[p] and p.offset != 0)  # type: ignore[union-attr]
+            (p, atoms[p], atom_cost[p], is_boundary[p], is_boundary[p] and p.offset != 0, atom_open[p])  # type: ignore[union-attr]
             for p in atom_list
             if atoms[p] & positives
         ]
         # The anchoring discount makes "conj + boundary test" cheaper than "conj" alone
         # for insertions, so every conjunction is also offered with each anchor.
-        anchors = [(p, bits, cost) for p, bits, cost, _, anchor in useful if anchor]
+        anchors = [(p, bits, cost, p_open) for p, bits, cost, _, anchor, p_open in useful if anchor]
 
-        def offer_anchored(
-            preds: tuple[Predicate, ...], bits: int, preds_cost: float, anchored: bool, has_anchor: bool
-        ) -> None:
-            offer(preds, bits, preds_cost, anchored)
-            if len(preds) < options.max_conjuncts and not has_anchor:
-                for a, abits, acost in anchors:
-                    if bits & abits & positives:
-                        offer(preds + (a,), bits & abits, preds_cost + acost, True)
+        def offer_anchors(preds: tuple[Predicate, ...], opened: str, bits: int, preds_cost: float) -> None:
+            for a, abits, acost, a_open in anchors:
+                if bits & abits & positives:
+                    offer(preds + (a,), opened + a_open, bits & abits, preds_cost + acost, True)
 
-        offer_anchored((), everything, 0, False, False)
-        # (conjunction, bits, index of its last atom in `useful`, cost, boundary?, anchor?)
-        frontier: list[tuple[tuple[Predicate, ...], int, int, float, bool, bool]] = []
-        for idx, (p, bits, cost, boundary, anchor) in enumerate(useful):
-            offer_anchored((p,), bits, 0 + cost, boundary, anchor)
+        offer((), "", everything, 0, False)
+        if options.max_conjuncts > 0:
+            offer_anchors((), "", everything, 0)
+        # (conjunction, printed opening, bits, index of its last atom in `useful`, cost,
+        # boundary?, anchor?)
+        frontier: list[tuple[tuple[Predicate, ...], str, int, int, float, bool, bool]] = []
+        for idx, (p, bits, cost, boundary, anchor, p_open) in enumerate(useful):
+            offer((p,), p_open, bits, 0 + cost, boundary)
+            if 1 < options.max_conjuncts and not anchor:
+                offer_anchors((p,), p_open, bits, 0 + cost)
             if bits & negatives:
-                frontier.append(((p,), bits, idx, 0 + cost, boundary, anchor))
-        for _depth in range(1, options.max_conjuncts):
+                frontier.append(((p,), p_open, bits, idx, 0 + cost, boundary, anchor))
+        closers = [")" * k for k in range(options.max_conjuncts + 1)]
+        for depth in range(2, options.max_conjuncts + 1):
             # Extend the most promising inconsistent conjunctions only (a beam).
             frontier.sort(
                 key=lambda c: (
-                    -(c[1] & positives).bit_count(),
-                    (c[1] & negatives).bit_count(),
+                    -(c[2] & positives).bit_count(),
+                    (c[2] & negatives).bit_count(),
                 )
             )
             frontier = frontier[: options.beam]
+            # The deepest conjunctions get no anchor added and are not extended.
+            deepest = depth == options.max_conjuncts
+            closer = closers[depth]
             next_frontier = []
-            for preds, bits, last, preds_cost, anchored, has_anchor in frontier:
+            for preds, opened, bits, last, preds_cost, anchored, has_anchor in frontier:
                 timer.check()
                 for idx in range(last + 1, len(useful)):
-                    p, pbits, cost, boundary, anchor = useful[idx]
+                    p, pbits, cost, boundary, anchor, p_open = useful[idx]
                     both = bits & pbits
                     if both == bits or not both & positives:
                         continue
-                    longer = preds + (p,)
+                    # `offer`, inlined on this hot path (the test on positives is done).
                     more_cost = preds_cost + cost
-                    offer_anchored(longer, both, more_cost, anchored or boundary, has_anchor or anchor)
+                    now_anchored = anchored or boundary
+                    fires = both & applies if restrict else both
+                    rule_cost_ = tr_cost + more_cost
+                    if grows and not now_anchored:
+                        rule_cost_ += UNANCHORED_INSERT_COST
+                    old = tr_pool.get(fires)
+                    if old is None or rule_cost_ <= old.cost:
+                        text = opened + p_open + tr_text + closer
+                        if old is None or rule_cost_ < old.cost or text < old.text:
+                            tr_pool[fires] = _Candidate(
+                                Rule(preds + (p,), tr), fires, fires & right, rule_cost_, text
+                            )
+                    if deepest:
+                        continue
+                    longer = preds + (p,)
+                    now_anchor = has_anchor or anchor
+                    if anchors and not now_anchor:
+                        offer_anchors(longer, opened + p_open, both, more_cost)
                     if both & negatives:
                         next_frontier.append(
-                            (longer, both, idx, more_cost, anchored or boundary, has_anchor or anchor)
+                            (longer, opened + p_open, both, idx, more_cost, now_anchored, now_anchor)
                         )
             frontier = next_frontier
     return [cand for tr_pool in pool.values() for cand in tr_pool.values()], need
@@ -505,36 +598,58 @@ def synthesize_pass(
     # as examples get decided, so a heap keyed by a past gain holds a lower bound of
     # each key (lazy greedy): an entry popped with its gain still current is the best,
     # without rescoring every candidate each round. Same choices as a full scan.
-    heap = [
-        (-(cand.correct & need).bit_count(), cand.cost, cand.text, k)
-        for k, cand in enumerate(candidates)
-        if cand.correct & need
-    ]
+    # The key is one int, -gain * m + rank, rank being the place in (cost, text, index)
+    # order: ordered as the tuple, far cheaper to push and pop.
+    m = len(candidates)
+    order = sorted(range(m), key=lambda k: (candidates[k].cost, candidates[k].text))
+    gainable = [cand.correct & need for cand in candidates]
+    heap = []
+    for rank, k in enumerate(order):
+        gain = gainable[k].bit_count()
+        if gain:
+            heap.append(-gain * m + rank)
     heapq.heapify(heap)
+    # A candidate wrong on some undecided example cannot be taken until every such
+    # example is decided. Rather than popping and re-pushing it every round (which made
+    # selection quadratic: the broad, high-gain rules wrong somewhere stay on top), it
+    # waits on one of those examples (a witness) and is looked at again only when a
+    # chosen rule decides that example: then it gets a new witness, or goes back on the
+    # heap with its old key (still a lower bound of its current key).
+    waiting: dict[int, list[int]] = {}
     while undecided & need:
         timer.check()
         best = None
-        parked = []  # current, but wrong somewhere now: skip this round only
         while heap:
-            entry = heapq.heappop(heap)
-            cand = candidates[entry[3]]
-            gain = (cand.correct & undecided & need).bit_count()
+            key = heapq.heappop(heap)
+            past = key // m  # -gain when pushed
+            rank = key - past * m
+            k = order[rank]
+            gain = (gainable[k] & undecided).bit_count()
             if gain == 0:
                 continue  # never again: undecided only shrinks
-            if gain != -entry[0]:
-                heapq.heappush(heap, (-gain, *entry[1:]))
+            if gain != -past:
+                heapq.heappush(heap, -gain * m + rank)
                 continue
-            if cand.fires & ~cand.correct & undecided:
-                parked.append(entry)
+            cand = candidates[k]
+            wrong = cand.fires & ~cand.correct & undecided
+            if wrong:
+                waiting.setdefault(_lowest_bit(wrong), []).append(key)
                 continue
             best = cand
             break
         if best is None:
             break
         rules.append(best.rule)
+        decided = undecided & best.fires
         undecided &= ~best.fires
-        for entry in parked:
-            heapq.heappush(heap, entry)
+        for index in _bit_indices(decided):
+            for key in waiting.pop(index, ()):
+                cand = candidates[order[key % m]]
+                wrong = cand.fires & ~cand.correct & undecided
+                if wrong:
+                    waiting.setdefault(_lowest_bit(wrong), []).append(key)
+                else:
+                    heapq.heappush(heap, key)
     return Pass(tuple(rules))
 
 
@@ -584,6 +699,7 @@ def learn(
     pairs: Sequence[tuple[Word, Word]],
     features: Features,
     options: Options = Options(),
+    jobs: int = 1,
 ) -> LearnResult:
     """Learn a program mapping each source word of `pairs` to its target.
 
@@ -593,33 +709,92 @@ def learn(
     shorter program (shorter programs generalize better, paper section 5.2), then to
     the order of `_AUTO_ORDER`; a variant that predicts every held-out row stops the
     search. Never looks at anything but the training rows.
+
+    `jobs` > 1 runs the cross-validation folds (and tied variants' final runs) in that
+    many worker processes: the same result, sooner on an otherwise idle machine. The
+    `seconds` then add up the workers' times.
     """
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
     if options.variant != AUTO:
         return _learn_variant(pairs, features, options)
     k = min(options.folds, len(pairs))
-    best_key = None
-    best: LearnResult | None = None
+    if jobs > 1 and k >= 2:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            return _learn_auto(pairs, features, options, k, pool)
+    return _learn_auto(pairs, features, options, k, None)
+
+
+def _fold(
+    pairs: Sequence[tuple[Word, Word]], features: Features, options: Options, k: int, fold: int
+) -> tuple[int, dict[str, float]]:
+    """Rows of fold `fold` (of `k`) predicted right by the program learned from the
+    others, and the seconds that took."""
+    train = [p for i, p in enumerate(pairs) if i % k != fold]
+    test = [p for i, p in enumerate(pairs) if i % k == fold]
+    part = _learn_variant(train, features, options)
+    predicted = run_many(part.program, [src for src, _ in test], features)
+    return sum(p == tgt for p, (_, tgt) in zip(predicted, test)), part.seconds
+
+
+def _learn_auto(
+    pairs: Sequence[tuple[Word, Word]],
+    features: Features,
+    options: Options,
+    k: int,
+    pool: Executor | None,
+) -> LearnResult:
     seconds: dict[str, float] = {}
-    for rank, variant in enumerate(_AUTO_ORDER):
-        opts = replace(options, variant=variant)
+
+    def add_seconds(part: Mapping[str, float]) -> None:
+        for key_, value in part.items():
+            seconds[key_] = seconds.get(key_, 0.0) + value
+
+    variants = [replace(options, variant=variant) for variant in _AUTO_ORDER]
+    # In workers, every variant's folds are started at once (most often every variant
+    # is needed); those of variants after a perfect one are cancelled or dropped.
+    folds = (
+        [[pool.submit(_fold, pairs, features, opts, k, fold) for fold in range(k)] for opts in variants]
+        if pool is not None and k >= 2
+        else None
+    )
+    held_by_rank: list[int] = []
+    for rank, opts in enumerate(variants):
         held = 0
         if k >= 2:
             for fold in range(k):
-                train = [p for i, p in enumerate(pairs) if i % k != fold]
-                test = [p for i, p in enumerate(pairs) if i % k == fold]
-                part = _learn_variant(train, features, opts)
-                held += sum(run(part.program, src, features) == tgt for src, tgt in test)
-                for key_, value in part.seconds.items():
-                    seconds[key_] = seconds.get(key_, 0.0) + value
-        result = _learn_variant(pairs, features, opts)
-        for key_, value in result.seconds.items():
-            seconds[key_] = seconds.get(key_, 0.0) + value
-        key = (-held, result.program.rule_count, rank)
-        if best_key is None or key < best_key:
-            held_out = held / len(pairs) if k >= 2 else None
-            best_key, best = key, replace(result, held_out=held_out)
+                if folds is not None:
+                    right, part_seconds = folds[rank][fold].result()
+                else:
+                    right, part_seconds = _fold(pairs, features, opts, k, fold)
+                held += right
+                add_seconds(part_seconds)
+        held_by_rank.append(held)
         if held == len(pairs) and k >= 2:
+            for later in folds[rank + 1 :] if folds is not None else []:
+                for future in later:
+                    future.cancel()
             break  # every held-out row right: no variant can do better
+    # The best held-out count decides; the program from all rows is learned only for
+    # the variants that reach it (the shorter program, then the earlier variant, breaks
+    # a tie), since a variant behind on held-out rows cannot win whatever its program.
+    most = max(held_by_rank)
+    tied = [rank for rank, held in enumerate(held_by_rank) if held == most]
+    if pool is not None and len(tied) > 1:
+        futures = [pool.submit(_learn_variant, pairs, features, variants[rank]) for rank in tied]
+        results = [future.result() for future in futures]
+    else:
+        results = [_learn_variant(pairs, features, variants[rank]) for rank in tied]
+    best_key = None
+    best: LearnResult | None = None
+    for rank, result in zip(tied, results):
+        add_seconds(result.seconds)
+        key = (-most, result.program.rule_count, rank)
+        if best_key is None or key < best_key:
+            held_out = most / len(pairs) if k >= 2 else None
+            best_key, best = key, replace(result, held_out=held_out)
     assert best is not None
     return replace(best, seconds=seconds)
 
@@ -665,7 +840,7 @@ def _learn_variant(
         seconds["alignment"] += time.perf_counter() - started
         if map_pass.rules:
             passes.append(map_pass)
-            current = [run_pass(map_pass, word, features) for word in current]
+            current = run_pass_many(map_pass, current, features)
             score = n_correct(current)
     for _ in range(options.max_passes):
         if score == len(pairs):
@@ -683,7 +858,7 @@ def _learn_variant(
         seconds["synthesis"] += time.perf_counter() - started
         if not pass_.rules:
             break
-        new = [run_pass(pass_, word, features) for word in current]
+        new = run_pass_many(pass_, current, features)
         new_score = n_correct(new)
         if new_score <= score and passes:
             break

@@ -69,6 +69,7 @@ def main() -> None:
     parser.add_argument("--heldout", type=int, default=2000)
     parser.add_argument("--check-sample", type=int, default=300, help="held-out words also run by the interpreter")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes for the cross-validation folds")
     parser.add_argument("--json", default="bench_scale.json")
     parser.add_argument("--composed", action="store_true", help="also compose the passes (export) and measure it")
     args = parser.parse_args()
@@ -83,7 +84,7 @@ def main() -> None:
         # classes derived from Unicode.
         features = with_vowel_classes({}, alphabet)
         started = time.perf_counter()
-        result = learn(train, features, Options())
+        result = learn(train, features, Options(), jobs=args.jobs)
         t_learn = time.perf_counter() - started
         started = time.perf_counter()
         compiled = compile_program(result.program, alphabet, features)
@@ -146,7 +147,7 @@ def main() -> None:
         rows,
     ))
     write_json(args.json, {"benchmark": "scale", "lang": args.lang, "epitran": args.epitran,
-                           "heldout": args.heldout, "results": results})
+                           "heldout": args.heldout, "jobs": args.jobs, "results": results})
 
 
 if __name__ == "__main__":

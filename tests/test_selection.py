@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from fstsynth.interpreter import run
 from fstsynth.synthesis import Options, learn
 
@@ -53,3 +55,67 @@ def test_model_file_keeps_the_chosen_variant_and_held_out_share(tmp_path):
     for key, pm in model.pairs.items():
         assert pm.variant in ("token", "feature") and pm.held_out is not None
         assert (loaded.pairs[key].variant, loaded.pairs[key].held_out) == (pm.variant, pm.held_out)
+
+
+def _auto_by_full_runs(pairs, features, options):
+    """`auto` as first written: every variant tried also learns from all rows."""
+    from dataclasses import replace
+
+    from fstsynth.synthesis import _AUTO_ORDER, _learn_variant
+
+    k = min(options.folds, len(pairs))
+    best_key = best = None
+    for rank, variant in enumerate(_AUTO_ORDER):
+        opts = replace(options, variant=variant)
+        held = 0
+        if k >= 2:
+            for fold in range(k):
+                train = [p for i, p in enumerate(pairs) if i % k != fold]
+                part = _learn_variant(train, features, opts)
+                held += sum(
+                    run(part.program, src, features) == tgt
+                    for i, (src, tgt) in enumerate(pairs)
+                    if i % k == fold
+                )
+        result = _learn_variant(pairs, features, opts)
+        key = (-held, result.program.rule_count, rank)
+        if best_key is None or key < best_key:
+            best_key, best = key, (result.program, variant, held / len(pairs) if k >= 2 else None)
+        if held == len(pairs) and k >= 2:
+            break
+    return best
+
+
+@pytest.mark.parametrize("order", [("token", "feature"), ("nofeature", "feature")])
+def test_auto_learns_from_all_rows_only_for_the_variants_that_can_win(monkeypatch, order):
+    # Same choice as learning from all rows with every variant tried. With nofeature
+    # first, the variants differ on held-out rows (nofeature cannot name a voicing).
+    from conftest import DATA
+    from fstsynth import synthesis
+    from fstsynth.problem import load_problem
+
+    monkeypatch.setattr(synthesis, "_AUTO_ORDER", order)
+
+    problem = load_problem(DATA / "paradigm.json")
+    cases = [(PAIRS, FEATURES), (PAIRS[:1], FEATURES)] + [
+        (problem.training_pairs(s, t), {}) for s, t in problem.column_pairs()
+    ]
+    for pairs, features in cases:
+        options = Options(variant="auto", tiers=False)
+        result = learn(pairs, features, options)
+        assert (result.program, result.variant, result.held_out) == _auto_by_full_runs(
+            pairs, features, options
+        )
+
+
+def test_auto_in_worker_processes_learns_the_same():
+    from conftest import DATA
+    from fstsynth.problem import load_problem
+
+    problem = load_problem(DATA / "paradigm.json")
+    for pairs, features in [(PAIRS, FEATURES)] + [
+        (problem.training_pairs(s, t), {}) for s, t in problem.column_pairs()[:2]
+    ]:
+        one = learn(pairs, features, Options(tiers=False))
+        two = learn(pairs, features, Options(tiers=False), jobs=2)
+        assert (two.program, two.variant, two.held_out) == (one.program, one.variant, one.held_out)

@@ -112,3 +112,45 @@ def test_atoms_agree_with_the_interpreter():
         for k, ex in enumerate(examples):
             assert eval_predicate(pred, ex.word, ex.position, features) == bool(bits >> k & 1), (
                 pred, ex.word, ex.position)
+
+
+def _full_scan_selection(candidates, need: int, n: int) -> list[Rule]:
+    """Selection as specified: each round rescores every candidate."""
+    undecided = (1 << n) - 1
+    rules = []
+    while undecided & need:
+        best_key, best = None, None
+        for k, cand in enumerate(candidates):
+            gain = (cand.correct & undecided & need).bit_count()
+            if gain == 0 or cand.fires & ~cand.correct & undecided:
+                continue
+            key = (-gain, cand.cost, cand.text, k)
+            if best_key is None or key < best_key:
+                best_key, best = key, cand
+        if best is None:
+            break
+        rules.append(best.rule)
+        undecided &= ~best.fires
+    return rules
+
+
+@pytest.mark.parametrize("variant", ["token", "feature"])
+def test_selection_takes_what_a_full_scan_takes(plural, variant):
+    # The lazy heap and the candidates waiting on a wrong undecided example must not
+    # change which rules are chosen, nor their order.
+    from fstsynth.synthesis import _candidates, _Timer, synthesize_pass, tagged_examples
+
+    problem = load_problem(DATA / "paradigm.json")
+    data = [plural] + [(problem.training_pairs(s, t), {}) for s, t in problem.column_pairs()]
+    for pairs, features in data:
+        examples = [
+            ex
+            for src, tgt in pairs
+            for ex in tagged_examples(tuple((tok, None) for tok in src), tgt, features, "global")
+        ]
+        options = Options(variant=variant)
+        candidates, need = _candidates(examples, features, options, _Timer(None))
+        assert all(cand.text == str(cand.rule) for cand in candidates)
+        expected = _full_scan_selection(candidates, need, len(examples))
+        assert expected
+        assert list(synthesize_pass(examples, features, options).rules) == expected
