@@ -210,7 +210,7 @@ class _Writer:
             ends: _Side = (True, f"{off}* {fewer}")
         else:
             skip = f"[{on} {off}*]^{between}" if between else ""
-            exists = (False, f"{cell(at_k) if at_k else on} {skip} {off}*")
+            exists = (False, f"{cell(at_k) if at_k else on} {off}* {skip}")
             ends = (True, f"({ctx.mark_any}) {off}* {fewer}")
         side = 1 if pred.index > 0 else -1
         # Nothing lies left of the start position: a left test holds there iff it

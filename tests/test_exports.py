@@ -355,6 +355,7 @@ def all_words(alphabet, max_len):
 # at the start position, and in a pass reading the previous pass's tags.
 TIER_PROGRAM = Program((
     Pass((
+        Rule((IsToken("i", 0), TierIs("vowel", "long", -2)), ReplaceBy("i", ("t",))),
         Rule((IsToken(BOUNDARY, 0), TierIs("vowel", "long", 1)), Insert(("h",))),
         Rule((IsToken("a", 0), TierIs("vowel", BOUNDARY, 1), Not(TierIs("vowel", BOUNDARY, -1))), ReplaceBy("a", ("a:",))),
         Rule((Is("vowel", 0), Not(TierIs("vowel", "long", -2))), Identity()),
