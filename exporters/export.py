@@ -22,10 +22,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pynini
+
 from exporters.att import to_att, write_att, write_symbols
 from exporters.dot import to_dot, to_svg
 from exporters.far import write_far
 from exporters.foma_script import program_to_foma
+from fstsynth.compiler import CompositionTooLargeError
 from fstsynth.errors import UserError
 from fstsynth.fileio import atomic_write_bytes, atomic_write_text
 from fstsynth.model import Model, PairModel, far_key, pass_keys
@@ -40,6 +43,17 @@ class Error(UserError):
 def _title(model: Model, pm: PairModel) -> str:
     name = f"{model.name}: " if model.name else ""
     return f"{name}{model.columns[pm.source]} -> {model.columns[pm.target]}"
+
+
+def _composed(model: Model, pm: PairModel) -> pynini.Fst:
+    """The pair's passes composed, or an error naming the pair if that is too large."""
+    try:
+        return pm.compiled.fst
+    except CompositionTooLargeError as exc:
+        raise Error(
+            f"{_title(model, pm)}: {exc}; export it with --passes (one transducer per pass, "
+            "applied in order)"
+        ) from None
 
 
 def export_model(
@@ -71,13 +85,13 @@ def export_model(
                 for key, fst in zip(pass_keys(pm.source, pm.target, len(pm.compiled.passes)), pm.compiled.passes)
             }
         else:
-            fsts = {far_key(pm.source, pm.target): pm.compiled.fst for pm in chosen}
+            fsts = {far_key(pm.source, pm.target): _composed(model, pm) for pm in chosen}
         write_far(path, fsts)
         return [path]
     pm = model.pair(source, target)
     if fmt == "att":
         if not passes:
-            return [path, write_att(pm.compiled.fst, path)]
+            return [path, write_att(_composed(model, pm), path)]
         files = [path.with_name(f"{path.stem}.pass{k}{path.suffix}") for k in range(1, len(pm.compiled.passes) + 1)]
         # Every pass carries the pair's whole table: one symbols file serves them all.
         shared = write_symbols(pm.compiled.passes[0], path)
@@ -89,7 +103,7 @@ def export_model(
         script = program_to_foma(pm.program, tokens, model.features, _title(model, pm), compose=not passes)
         atomic_write_text(path, script)
         return [path]
-    dot = to_dot(pm.compiled.fst, _title(model, pm))
+    dot = to_dot(_composed(model, pm), _title(model, pm))
     if fmt == "dot":
         atomic_write_text(path, dot)
     else:

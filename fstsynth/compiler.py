@@ -742,14 +742,48 @@ class Compiled:
         self.subsequential = fresh.subsequential
 
 
+#: The passes are not composed when the product of their states (which bounds the
+#: composition's) exceeds this: a default-settings benchmark program with passes of
+#: 61,867 and 286 states ran out of memory composing.
+MAX_COMPOSED_STATES_BOUND = 5_000_000
+
+
+class CompositionTooLargeError(UserError):
+    """The passes' composition could be too large to build (see `compose_passes`)."""
+
+
+#: Compositions with more states than this are not optimized: determinizing over label
+#: pairs is exponential in the worst case, and passes with right contexts reach it (a
+#: 27k-state composition of a default-settings benchmark program passed 14 GB).
+OPTIMIZE_STATES_LIMIT = 100_000
+
+
 def compose_passes(passes: Sequence[pynini.Fst], symbols: pynini.SymbolTable) -> pynini.Fst:
     """The cascade: `passes` composed in order, optimized (determinized and minimized
     over label pairs, so that no state has two arcs with one label pair, which tools
-    comparing transducers such as fstisomorphic need) and arc-sorted."""
+    comparing transducers such as fstisomorphic need) unless it is larger than
+    OPTIMIZE_STATES_LIMIT (then only epsilon-free), and arc-sorted.
+
+    Refused (CompositionTooLargeError) when the product of the passes' states exceeds
+    MAX_COMPOSED_STATES_BOUND: the passes themselves are the program, and can be used
+    one after the other instead."""
+    sizes = [fst.num_states() for fst in passes]
+    bound = 1
+    for size in sizes:
+        bound *= max(size, 1)
+    if bound > MAX_COMPOSED_STATES_BOUND:
+        raise CompositionTooLargeError(
+            f"composing the {len(passes)} pass transducers ({' x '.join(f'{n:,}' for n in sizes)} "
+            f"states) could need up to {bound:,} states, more than the {MAX_COMPOSED_STATES_BOUND:,} "
+            "fstsynth builds"
+        )
     cascade = passes[0]
     for fst in passes[1:]:
         cascade = pynini.compose(cascade, fst)
-    cascade = cascade.optimize()
+    if cascade.num_states() <= OPTIMIZE_STATES_LIMIT:
+        cascade = cascade.optimize()
+    else:
+        cascade = cascade.rmepsilon().connect()
     cascade.arcsort("ilabel")
     cascade.set_input_symbols(symbols)
     cascade.set_output_symbols(symbols)

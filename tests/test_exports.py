@@ -181,6 +181,19 @@ def test_export_passes_writes_one_transducer_per_pass(paradigm: Path, tmp_path: 
     assert refused.exit_code == 2 and "--passes applies to the far, att and foma formats" in refused.output
 
 
+def test_a_composition_too_large_to_build_is_refused_with_a_hint(plural: Path, tmp_path: Path, monkeypatch) -> None:
+    import fstsynth.compiler as compiler
+
+    monkeypatch.setattr(compiler, "MAX_COMPOSED_STATES_BOUND", 1)
+    result = cli("export", str(plural), "--format", "far", "-o", str(tmp_path / "x.far"))
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "source -> target: composing the 1 pass transducers" in lines[0]
+    assert lines[0].endswith("export it with --passes (one transducer per pass, applied in order)")
+    assert not (tmp_path / "x.far").exists()
+    assert cli("export", str(plural), "--format", "far", "--passes", "-o", str(tmp_path / "x.far")).exit_code == 0
+
+
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
