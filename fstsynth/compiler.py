@@ -35,6 +35,7 @@ mapped word, so the two backends mean the same thing.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
@@ -677,7 +678,6 @@ class Compiled:
             if tok not in (EPSILON, START_SYMBOL) and (wanted is None or tok in wanted)
         }
         self.tokens: dict[int, Token] = {label: tok for tok, label in self.labels.items()}
-        self._names = {label: tok for label, tok in symbols}
 
     @property
     def fst(self) -> pynini.Fst:
@@ -768,9 +768,7 @@ def compose_passes(passes: Sequence[pynini.Fst], symbols: pynini.SymbolTable) ->
     MAX_COMPOSED_STATES_BOUND: the passes themselves are the program, and can be used
     one after the other instead."""
     sizes = [fst.num_states() for fst in passes]
-    bound = 1
-    for size in sizes:
-        bound *= max(size, 1)
+    bound = math.prod(max(size, 1) for size in sizes)
     if bound > MAX_COMPOSED_STATES_BOUND:
         raise CompositionTooLargeError(
             f"composing the {len(passes)} pass transducers ({' x '.join(f'{n:,}' for n in sizes)} "
