@@ -19,11 +19,11 @@ pass, with first-match-wins and simultaneous contexts:
 2. the marked strings, as an acceptor (a mark names its class, so the output side says
    everything), are minimized once: the pass's *decisions*;
 3. each decision arc is realized as one arc per member symbol of its class, from the
-   symbol to its output tokens, each carrying the tag the next pass can test with
-   `TransformationApplied` (tags no later predicate tests are dropped, which cannot
-   change any outcome).
-Each pass is then framed on its own (`<s>` inserted before, removed after), so that it
-maps strings to strings, and optimized. The passes are kept apart: applied one after the
+   symbol to its output tokens (as one chunk label when they are not exactly one),
+   each carrying the tag the next pass can test with `TransformationApplied` (tags no
+   later predicate tests are dropped, which cannot change any outcome).
+Each pass is then framed on its own (`<s>` inserted before, removed after, chunks
+spelled out), so that it maps strings to strings, and optimized. The passes are kept apart: applied one after the
 other they are the program, and their composition, which `Compiled.fst` builds only when
 asked (exports), can be far larger than they are together when a pass looks right
 (a 3,000-pair learning-curve program: 38.5M arcs composed). Tags between passes are
@@ -83,6 +83,10 @@ _ONE = pynini.Weight.one("tropical")
 #: context, reached 2.7M states after 15 rewrites where the optimized chain has 2k),
 #: while optimizing after every rewrite costs more than it saves on plain chains.
 GROWTH_BEFORE_OPTIMIZE = 4
+
+#: Temporary labels for (member, decision) pairs while a pass is realized: far above
+#: any symbol-table label, below 2^31 (OpenFst labels are 32-bit).
+PAIR_LABEL_BASE = 1 << 29
 
 
 class Error(Exception):
@@ -253,6 +257,9 @@ class _PassCompiler:
         self.marks: dict[int, list[int]] = {s: [] for s in self.real | {self.start}}
         # mark -> (class or start, transformation, copied token)
         self.mark_info: dict[int, tuple[int, Transformation, Token | None]] = {}
+        # chunk label -> the output labels it stands for (see `_realized`)
+        self.chunks: dict[int, tuple[int, ...]] = {}
+        self._chunked: pynini.Fst | None = None
 
     def _classes(self) -> set[int]:
         """Partition the input symbols by what every predicate, transformation source
@@ -530,7 +537,9 @@ class _PassCompiler:
         # All marks exist now: contexts and sigma-star can list them.
         all_labels = sorted(self.real | {self.start} | set(self.mark_info))
         sigma_star = _label_set(all_labels).closure().optimize()
-        rewrites = [_label_set(sorted(self.real | {self.start})).closure()]
+        # The chain reads only what a pass is given, `<s> w`: with `<s>` allowed anywhere
+        # the largest benchmark pass took 1.6x as long to compile.
+        rewrites = [_concat([_label_set([self.start]), _label_set(sorted(self.real)).closure()])]
         for pairs, slots, rule in plans:
             _check_deadline(deadline)
             tau = _label_map([(a, [b]) for a, b in pairs], star=False)
@@ -542,8 +551,9 @@ class _PassCompiler:
         fst = _compose_chain(rewrites, deadline)
         # The marked string names its input (every mark records its class), so the
         # pass is kept as an acceptor of decisions and realized member by member.
-        self.decisions = fst.project("output").rmepsilon().optimize()
-        return self._realized().optimize()
+        decisions = fst.project("output").rmepsilon().optimize()
+        self._chunked = self._realized(decisions)
+        return self._chunked
 
     def _outputs(self, label: int) -> list[tuple[int, list[int]]]:
         """(input symbol, output labels) for every member behind a decision label."""
@@ -556,63 +566,50 @@ class _PassCompiler:
             return [(self.start, [self.start])]
         return [(s, self._output(s, Identity(), None)) for s in self.members[label]]
 
-    def _realized(self, chunks: dict[int, tuple[int, ...]] | None = None) -> pynini.Fst:
-        """The pass as a transducer: each decision arc becomes one arc per member symbol
-        (and a chain of epsilon-input arcs for outputs longer than one label or, given
-        `chunks`, one chunk label standing for them, recorded there)."""
-        arcs, is_final = _read_arcs(self.decisions)
-        out = pynini.Fst()
-        out.add_states(len(arcs))
-        out.set_start(self.decisions.start())
-        for state, final in enumerate(is_final):
-            if final:
-                out.set_final(state)
-        realized: dict[int, list[tuple[int, list[int]]]] = {}  # per decision label
-        chains: dict[tuple[int, tuple[int, ...]], int] = {}
-        for src, row in enumerate(arcs):
-            for label, _, dst in row:
-                members = realized.get(label)
-                if members is None:
-                    members = realized[label] = self._outputs(label)
-                    if chunks is not None:
-                        members[:] = [(sym, self._chunk(outs, chunks)) for sym, outs in members]
-                for symbol, outs in members:
-                    if len(outs) <= 1:
-                        out.add_arc(src, pynini.Arc(symbol, outs[0] if outs else 0, _ONE, dst))
-                    else:
-                        nxt = self._chain(out, chains, dst, outs[1:])
-                        out.add_arc(src, pynini.Arc(symbol, outs[0], _ONE, nxt))
-        return out
+    def _realized(self, decisions: pynini.Fst) -> pynini.Fst:
+        """The pass as a transducer: each arc of `decisions` becomes one arc per member
+        symbol of its class, from the symbol to its output as one label (a token, or a
+        chunk label standing for none or several, recorded in `self.chunks`).
 
-    def _chunk(self, outs: list[int], chunks: dict[int, tuple[int, ...]]) -> list[int]:
-        """`outs` as one chunk label if it is longer than one label (recorded in `chunks`)."""
-        if len(outs) <= 1:
-            return outs
+        Built by composition, not arc by arc from Python (the largest benchmark pass
+        has 1.4M arcs: 10 s arc by arc, under 1 s so). Every (member, decision) pair
+        gets a temporary label; a one-state transducer from pair labels to decisions,
+        composed with the decisions and projected on its input, is the decisions with
+        each arc multiplied out per member; the pair labels are then relabelled to the
+        member (input side) and its output (output side)."""
+        pairs = pynini.Fst()
+        state = pairs.add_state()
+        pairs.set_start(state)
+        pairs.set_final(state)
+        ipairs: list[tuple[int, int]] = []
+        opairs: list[tuple[int, int]] = []
+        pair = PAIR_LABEL_BASE
+        for decision in sorted(set(self.mark_info) | set(self.members)):
+            for symbol, outs in self._outputs(decision):
+                pairs.add_arc(state, pynini.Arc(pair, decision, _ONE, state))
+                ipairs.append((pair, symbol))
+                opairs.append((pair, self._chunk(outs)))
+                pair += 1
+        realized = pynini.compose(pairs, decisions).project("input")
+        realized.relabel_pairs(ipairs=ipairs, opairs=opairs)
+        return realized
+
+    def _chunk(self, outs: list[int]) -> int:
+        """`outs` as one label: the label itself, or a chunk label (recorded), also for
+        no output at all: with no output epsilons in the pass, spelling chunks out by
+        composition (`_framed`) has one way to order its arcs, not several (2.4x the
+        states on a benchmark pass with deletions)."""
+        if len(outs) == 1:
+            return outs[0]
         chunk = self.syms.internal(("chunk", tuple(outs)))
-        chunks[chunk] = tuple(outs)
-        return [chunk]
-
-    @staticmethod
-    def _chain(
-        fst: pynini.Fst, chains: dict[tuple[int, tuple[int, ...]], int], dst: int, rest: Sequence[int]
-    ) -> int:
-        """A state from which epsilon-input arcs output `rest` and reach `dst`; shared by
-        every arc with the same destination and rest of output."""
-        if not rest:
-            return dst
-        key = (dst, tuple(rest))
-        state = chains.get(key)
-        if state is None:
-            nxt = _PassCompiler._chain(fst, chains, dst, rest[1:])
-            state = chains[key] = fst.add_state()
-            fst.add_arc(state, pynini.Arc(0, rest[0], _ONE, nxt))
-        return state
+        self.chunks[chunk] = tuple(outs)
+        return chunk
 
     def chunked(self) -> tuple[pynini.Fst, dict[int, tuple[int, ...]]]:
         """The pass with every multi-token output as one chunk label (no input epsilons,
         so it can be determinized as a function), and what each chunk label stands for."""
-        chunks: dict[int, tuple[int, ...]] = {}
-        return self._realized(chunks).optimize(), chunks
+        assert self._chunked is not None, "compile() first"
+        return self._chunked.copy().optimize(), self.chunks
 
 
 def _compose_chain(fsts: list[pynini.Fst], deadline: float | None) -> pynini.Fst:
@@ -1175,7 +1172,7 @@ def compile_program(
         rewrite = pc.compile(deadline)
         _check_deadline(deadline)
         out_tags: list[Transformation | None] = [None, *sorted(next_tags, key=str)]
-        pass_fsts.append(_framed(rewrite, syms, token_list, in_tags, out_tags, start))
+        pass_fsts.append(_framed(rewrite, pc.chunks, syms, token_list, in_tags, out_tags, start))
         pass_compilers.append(pc)
         in_tags = out_tags
     if not pass_fsts:  # the empty program: the identity
@@ -1195,20 +1192,26 @@ def compile_program(
 
 def _framed(
     rewrite: pynini.Fst,
+    chunks: Mapping[int, tuple[int, ...]],
     syms: _Symbols,
     tokens: Sequence[Token],
     in_tags: Sequence[Transformation | None],
     out_tags: Sequence[Transformation | None],
     start: int,
 ) -> pynini.Fst:
-    """A pass on its own: `<s>` inserted in front of the input, the pass, `<s>`
-    removed from the output (inside the compiler a pass reads and writes `<s> w`)."""
+    """A pass on its own: `<s>` inserted in front of the input, the pass, then on its
+    output `<s>` removed and chunk labels spelled out (inside the compiler a pass reads
+    and writes `<s> w`, with multi-token outputs as chunks)."""
     reads = [_symbol_for(syms, tok, tag) for tag in in_tags for tok in tokens]
     writes = [_symbol_for(syms, tok, tag) for tag in out_tags for tok in tokens]
     frame = _label_map([(0, [start])], star=False)
     frame.concat(_label_set(reads).closure())
-    unframe = _label_map([(start, [])], star=False)
-    unframe.concat(_label_set(writes).closure())
+    # `<s>` is written first, alone or as the head of a chunk (insertions at the start).
+    at_start = {c for c, outs in chunks.items() if outs[:1] == (start,)}
+    first = [(start, [])] + [(c, list(chunks[c][1:])) for c in sorted(at_start)]
+    rest = [(w, [w]) for w in writes] + [(c, list(outs)) for c, outs in sorted(chunks.items()) if c not in at_start]
+    unframe = _label_map(first, star=False)
+    unframe.concat(_label_map(rest, star=True))
     return pynini.compose(pynini.compose(frame, rewrite), unframe).optimize()
 
 
