@@ -88,6 +88,9 @@ class Options:
     tiers: bool = True
     # Folds of the cross-validation by which `auto` picks a variant per column pair.
     folds: int = 3
+    # The cross-validation reads at most this many rows, evenly spaced (the program is
+    # still learned from all rows): with more, the choice costs more than the program.
+    cv_rows: int = 1000
 
     def __post_init__(self) -> None:
         if self.variant not in (*VARIANTS, AUTO):
@@ -96,6 +99,8 @@ class Options:
             )
         if self.folds < 2:
             raise Error(f"folds must be at least 2, not {self.folds}")
+        if self.cv_rows < self.folds:
+            raise Error(f"cv_rows must be at least folds ({self.folds}), not {self.cv_rows}")
         if self.alignment not in ("global", "local"):
             raise Error(f"alignment must be 'global' or 'local', not {self.alignment!r}")
         if not 0 <= self.window <= 6:
@@ -705,7 +710,8 @@ def learn(
 
     With the `auto` variant, each of the paper's variants is scored by k-fold
     cross-validation on `pairs` (rows held out, predicted by the program learned from
-    the others) and the best one learns the program from all of them. Ties go to the
+    the others; on `options.cv_rows` evenly spaced rows when there are more) and the
+    best one learns the program from all of them. Ties go to the
     shorter program (shorter programs generalize better, paper section 5.2), then to
     the order of `_AUTO_ORDER`; a variant that predicts every held-out row stops the
     search. Never looks at anything but the training rows.
@@ -739,6 +745,13 @@ def _fold(
     return sum(p == tgt for p, (_, tgt) in zip(predicted, test)), part.seconds
 
 
+def _cv_sample(pairs: Sequence[tuple[Word, Word]], rows: int) -> Sequence[tuple[Word, Word]]:
+    """At most `rows` of `pairs`, evenly spaced (all of them if there are no more)."""
+    if len(pairs) <= rows:
+        return pairs
+    return [pairs[i * len(pairs) // rows] for i in range(rows)]
+
+
 def _learn_auto(
     pairs: Sequence[tuple[Word, Word]],
     features: Features,
@@ -747,6 +760,7 @@ def _learn_auto(
     pool: Executor | None,
 ) -> LearnResult:
     seconds: dict[str, float] = {}
+    cv_pairs = _cv_sample(pairs, options.cv_rows)
 
     def add_seconds(part: Mapping[str, float]) -> None:
         for key_, value in part.items():
@@ -756,7 +770,7 @@ def _learn_auto(
     # In workers, every variant's folds are started at once (most often every variant
     # is needed); those of variants after a perfect one are cancelled or dropped.
     folds = (
-        [[pool.submit(_fold, pairs, features, opts, k, fold) for fold in range(k)] for opts in variants]
+        [[pool.submit(_fold, cv_pairs, features, opts, k, fold) for fold in range(k)] for opts in variants]
         if pool is not None and k >= 2
         else None
     )
@@ -768,11 +782,11 @@ def _learn_auto(
                 if folds is not None:
                     right, part_seconds = folds[rank][fold].result()
                 else:
-                    right, part_seconds = _fold(pairs, features, opts, k, fold)
+                    right, part_seconds = _fold(cv_pairs, features, opts, k, fold)
                 held += right
                 add_seconds(part_seconds)
         held_by_rank.append(held)
-        if held == len(pairs) and k >= 2:
+        if held == len(cv_pairs) and k >= 2:
             for later in folds[rank + 1 :] if folds is not None else []:
                 for future in later:
                     future.cancel()
@@ -793,7 +807,7 @@ def _learn_auto(
         add_seconds(result.seconds)
         key = (-most, result.program.rule_count, rank)
         if best_key is None or key < best_key:
-            held_out = most / len(pairs) if k >= 2 else None
+            held_out = most / len(cv_pairs) if k >= 2 else None
             best_key, best = key, replace(result, held_out=held_out)
     assert best is not None
     return replace(best, seconds=seconds)

@@ -57,12 +57,14 @@ def test_model_file_keeps_the_chosen_variant_and_held_out_share(tmp_path):
         assert (loaded.pairs[key].variant, loaded.pairs[key].held_out) == (pm.variant, pm.held_out)
 
 
-def _auto_by_full_runs(pairs, features, options):
-    """`auto` as first written: every variant tried also learns from all rows."""
+def _auto_by_full_runs(pairs, features, options, cv_pairs=None):
+    """`auto` as first written: every variant tried also learns from all rows. The folds
+    read `cv_pairs` (default: all rows)."""
     from dataclasses import replace
 
     from fstsynth.synthesis import _AUTO_ORDER, _learn_variant
 
+    all_pairs, pairs = pairs, pairs if cv_pairs is None else cv_pairs
     k = min(options.folds, len(pairs))
     best_key = best = None
     for rank, variant in enumerate(_AUTO_ORDER):
@@ -77,7 +79,7 @@ def _auto_by_full_runs(pairs, features, options):
                     for i, (src, tgt) in enumerate(pairs)
                     if i % k == fold
                 )
-        result = _learn_variant(pairs, features, opts)
+        result = _learn_variant(all_pairs, features, opts)
         key = (-held, result.program.rule_count, rank)
         if best_key is None or key < best_key:
             best_key, best = key, (result.program, variant, held / len(pairs) if k >= 2 else None)
@@ -119,3 +121,23 @@ def test_auto_in_worker_processes_learns_the_same():
         one = learn(pairs, features, Options(tiers=False))
         two = learn(pairs, features, Options(tiers=False), jobs=2)
         assert (two.program, two.variant, two.held_out) == (one.program, one.variant, one.held_out)
+
+
+def test_auto_cross_validates_on_at_most_cv_rows_evenly_spaced_rows():
+    from conftest import DATA
+    from fstsynth.problem import load_problem
+    from fstsynth.synthesis import Error
+
+    problem = load_problem(DATA / "paradigm.json")
+    cases = [(PAIRS, FEATURES)] + [(problem.training_pairs(s, t), {}) for s, t in problem.column_pairs()[:2]]
+    for pairs, features in cases:
+        rows = len(pairs) // 2
+        options = Options(variant="auto", tiers=False, cv_rows=rows)
+        result = learn(pairs, features, options)
+        sample = [pairs[i * len(pairs) // rows] for i in range(rows)]
+        assert (result.program, result.variant, result.held_out) == _auto_by_full_runs(
+            pairs, features, options, cv_pairs=sample
+        )
+        assert result.train_total == len(pairs)  # the program is learned from every row
+    with pytest.raises(Error, match="cv_rows"):
+        Options(cv_rows=2)
