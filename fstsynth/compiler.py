@@ -562,7 +562,9 @@ class _PassCompiler:
         fst = _compose_chain(rewrites, deadline)
         # The marked string names its input (every mark records its class), so the
         # pass is kept as an acceptor of decisions and realized member by member.
-        decisions = fst.project("output").rmepsilon().optimize()
+        # (Determinized and minimized directly: `optimize` gives the same acceptor and
+        # took 3-4x as long on the largest benchmark pass.)
+        decisions = pynini.determinize(fst.project("output").rmepsilon()).minimize()
         self._chunked = self._realized(decisions)
         return self._chunked
 
