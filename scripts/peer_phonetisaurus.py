@@ -27,6 +27,11 @@ class Peer:
 
         self.env = phonetisaurus.guess_environment()
         self.order = order
+        # The peak resident set of the largest peer process, from GNU time when it is
+        # installed (the parent's RUSAGE_CHILDREN would count the pages a child shares
+        # with this process before it execs the binary). None: not measured.
+        self.time_binary = Path("/usr/bin/time").exists()
+        self.peak_kib: int | None = None
         self.code: dict[Token, str] = {}
         self.back: dict[str, Token] = {}
 
@@ -49,20 +54,21 @@ class Peer:
                 if s and t_
             ]
             lexicon.write_text("\n".join(lines) + "\n", encoding="utf-8")
-            subprocess.run(
+            self._run(
+                tmpdir,
                 ["phonetisaurus-train", "--lexicon", str(lexicon), "--seq1_del", "--seq2_del",
                  "--grow", "--ngram_order", str(self.order), "--dir_prefix", str(tmpdir / "train"),
                  "--model_prefix", "model"],
-                cwd=tmp, env=self.env, check=True,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
             )
             model = tmpdir / "train" / "model.fst"
             wordlist = tmpdir / "words.txt"
             keep = [q for q in queries if q]
             wordlist.write_text("\n".join("".join(self._char(t) for t in q) for q in keep) + "\n", encoding="utf-8")
-            out = subprocess.run(
+            out = self._run(
+                tmpdir,
                 ["phonetisaurus-apply", "--model", str(model), "--word_list", str(wordlist), "--nbest", "1"],
-                cwd=tmp, env=self.env, check=True, capture_output=True, text=True,
+                stdout=subprocess.PIPE,
             ).stdout
         found: dict[str, Word] = {}
         for line in out.splitlines():
@@ -70,3 +76,16 @@ class Peer:
             if parts:
                 found.setdefault(parts[0], tuple(self.back.get(p, p) for p in parts[1:]))
         return [found.get("".join(self._char(t) for t in q)) if q else None for q in queries]
+
+    def _run(self, tmpdir: Path, args: list[str], stdout: int) -> subprocess.CompletedProcess:
+        """Run one peer binary in `tmpdir`, under GNU time when there is one."""
+        report = tmpdir / "peak-kib.txt"
+        if self.time_binary:
+            args = ["/usr/bin/time", "-f", "%M", "-o", str(report), *args]
+        done = subprocess.run(
+            args, cwd=tmpdir, env=self.env, check=True, stdout=stdout, stderr=subprocess.DEVNULL, text=True
+        )
+        if self.time_binary and report.exists():
+            kib = int(report.read_text().split()[-1])
+            self.peak_kib = max(self.peak_kib or 0, kib)
+        return done
