@@ -23,14 +23,14 @@ pass, with first-match-wins and simultaneous contexts:
    each carrying the tag the next pass can test with `TransformationApplied` (tags no
    later predicate tests are dropped, which cannot change any outcome).
 Each pass is then framed on its own (`<s>` inserted before, removed after, chunks
-spelled out), so that it maps strings to strings, and optimized. The passes are kept apart: applied one after the
-other they are the program, and their composition, which `Compiled.fst` builds only when
-asked (exports), can be far larger than they are together when a pass looks right
-(a 3,000-pair learning-curve program: 38.5M arcs composed). Tags between passes are
-symbols named after the token and the transformation that made it (`a<Delete(x)>`).
-A token never seen in training is read as `UNK` (`<unk>`), an ordinary
-symbol with no features that matches no `IsToken`: the interpreter is run on the same
-mapped word, so the two backends mean the same thing.
+spelled out), so that it maps strings to strings, and optimized. The passes are kept
+apart: applied one after the other they are the program, and their composition, which
+`Compiled.fst` builds only when asked (exports), can be far larger than they are
+together when a pass looks right (a 3,000-pair learning-curve program: 38.5M arcs
+composed). Tags between passes are symbols named after the token and the
+transformation that made it (`a<Delete(x)>`). A token never seen in training is read
+as `UNK` (`<unk>`), an ordinary symbol with no features that matches no `IsToken`: the
+interpreter is run on the same mapped word, so the two backends mean the same thing.
 """
 
 from __future__ import annotations
