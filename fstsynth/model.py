@@ -192,9 +192,10 @@ class Model:
         The tables are built from the compiler's view of each pass (symbol classes and
         chunked outputs), which the FAR does not keep, so the program is compiled again
         (same program, same alphabet: the same symbols; this is checked). Costs start-up
-        time once; a freshly learned model needs nothing."""
+        time once; a freshly learned model needs nothing, and one too large for tables
+        (`Compiled.tables_fit`) is not compiled again: it predicts word by word."""
         compiled = pm.compiled
-        if compiled.walker is not None or compiled._passes is not None:
+        if compiled.walker is not None or compiled._passes is not None or not compiled.tables_fit():
             return pm
         fresh = compile_program(pm.program, self.alphabet, self.features)
         if fresh.labels != compiled.labels:

@@ -41,6 +41,45 @@ def test_apply_many_without_tables_falls_back_to_the_transducers():
     assert loaded.apply_many(words) == compiled.apply_many(words) == cascade.apply_many(words)
 
 
+def test_passes_too_large_for_tables_are_applied_word_by_word(monkeypatch):
+    from fstsynth import compiler
+
+    program = random_program(random.Random(5), passes=2, max_rules=4)
+    large = compile_program(program, ALPHABET, FEATURES)
+    arcs = sum(fst.num_arcs(q) for fst in large.passes for q in fst.states())
+    monkeypatch.setattr(compiler, "TABLES_MAX_ARCS", arcs - 1)
+    words = [random_word(random.Random(k), ALPHABET) for k in range(30)]
+    assert not large.tables_fit()
+    assert large.apply_many(words) == [large.apply(w) for w in words]
+    assert large.walker is None  # no tables were built
+    monkeypatch.setattr(compiler, "TABLES_MAX_ARCS", arcs)
+    fits = compile_program(program, ALPHABET, FEATURES)
+    assert fits.tables_fit() and fits.apply_many(words) == large.apply_many(words)
+    assert fits.walker is not None
+
+
+def test_a_loaded_model_too_large_for_tables_is_not_compiled_again(monkeypatch, tmp_path):
+    from conftest import DATA
+    from fstsynth import compiler, model as model_module
+    from fstsynth.model import learn_model, load_model
+    from fstsynth.problem import load_problem
+    from fstsynth.synthesis import Options
+
+    problem = load_problem(DATA / "paradigm.json")
+    learned = learn_model(problem, Options(tiers=False), pairs=problem.column_pairs()[:1])
+    learned.save(tmp_path / "m")
+    loaded = load_model(tmp_path / "m")
+    monkeypatch.setattr(compiler, "TABLES_MAX_ARCS", 0)
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(model_module, "compile_program", no_compile)
+    for key, pm in loaded.pairs.items():
+        words = problem.known_words(pm.source)
+        assert loaded.with_tables(pm).predict_many(words) == learned.pairs[key].predict_many(words)
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_programs_looking_unboundedly_right_are_walked_as_bimachines(seed):
     from fstsynth.compiler import TwoWayWalker
