@@ -4,7 +4,8 @@ Public API:
     UNK, compile_program(program, alphabet, features) -> Compiled, program_tokens
     Compiled.passes, Compiled.fst (their composition, built on first use),
     Compiled.symbols, Compiled.apply(word), Compiled.apply_many(words)
-    compose_passes(passes, symbols), transduce(fst, labels, tokens, word), word_acceptor(labels)
+    compose_passes(passes, symbols), transduce(fst, labels, tokens, word), word_acceptor(labels),
+    arc_count(fst)
 
 Scheme (DESIGN.md section 5). The word is framed as `<s> w` (the start position is a
 real symbol inside a pass, so prefixes are ordinary insertions after it). For each
@@ -141,6 +142,11 @@ def _label_map(pairs: Iterable[tuple[int, Sequence[int]]], *, star: bool) -> pyn
             fst.add_arc(state, pynini.Arc(0, out, _ONE, nxt))
             state = nxt
     return fst
+
+
+def arc_count(fst: pynini.Fst) -> int:
+    """The number of arcs of `fst` (pynini counts them per state only)."""
+    return sum(fst.num_arcs(state) for state in fst.states())
 
 
 def word_acceptor(labels: Sequence[int]) -> pynini.Fst:
@@ -552,13 +558,14 @@ class _PassCompiler:
         for pairs, slots, rule in plans:
             _check_deadline(deadline)
             tau = _label_map([(a, [b]) for a, b in pairs], star=False)
-            sigma_star = _label_set(sorted(unmarked | self._seen_marks | {b for _, b in pairs})).closure()
+            written = {mark for _, mark in pairs}
+            sigma_star = _label_set(sorted(unmarked | self._seen_marks | written)).closure()
             left, right = self._contexts(slots)
             tiers = self._tier_slots(rule)
             if tiers:
                 left, right = self._with_tiers(left, right, tiers)
             rewrites.append(pynini.cdrewrite(tau, left, right, sigma_star, direction="sim"))
-            self._seen_marks |= {b for _, b in pairs}
+            self._seen_marks |= written
         fst = _compose_chain(rewrites, deadline)
         # The marked string names its input (every mark records its class), so the
         # pass is kept as an acceptor of decisions and realized member by member.
@@ -631,8 +638,9 @@ def _compose_chain(fsts: list[pynini.Fst], deadline: float | None) -> pynini.Fst
     (a rewrite is a few states over class labels; one with a tier context can be 75),
     so the large running composition is walked once per group instead of once per
     rewrite (largest benchmark pass: 1.5x faster). The running composition is optimized
-    whenever it has grown GROWTH_BEFORE_OPTIMIZE times past its last optimized size (a balanced tree of pairwise compositions was tried: 1.1-2x
-    slower on the largest dev-split passes)."""
+    whenever it has grown GROWTH_BEFORE_OPTIMIZE times past its last optimized size (a
+    balanced tree of pairwise compositions was tried: 1.1-2x slower on the largest
+    dev-split passes)."""
     groups: list[pynini.Fst] = []
     for rewrite in fsts[1:]:
         _check_deadline(deadline)
@@ -750,8 +758,7 @@ class Compiled:
     def tables_fit(self) -> bool:
         """Are the passes small enough (TABLES_MAX_ARCS arcs together) for tables?"""
         if self._tables_fit is None:
-            arcs = sum(fst.num_arcs(state) for fst in self.passes for state in fst.states())
-            self._tables_fit = arcs <= TABLES_MAX_ARCS
+            self._tables_fit = sum(map(arc_count, self.passes)) <= TABLES_MAX_ARCS
         return self._tables_fit
 
     def fast(self) -> "Walker | TwoWayWalker":

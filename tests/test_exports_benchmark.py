@@ -22,6 +22,7 @@ import pytest
 from conftest import benchmark_problems, needs_benchmark
 from exporters.export import export_model
 from exporters.foma_script import tag_symbols
+from fstsynth.compiler import arc_count
 from fsttools import foma_definitions, foma_spaced_apply, hfst_apply, openfst_apply, require
 
 TOOLS = (
@@ -42,16 +43,12 @@ MAX_ARCS = int(os.environ.get("FSTSYNTH_INTEROP_MAX_ARCS", 1_000_000)) or None
 MAX_PRODUCT_STATES = 300_000
 
 
-def _arcs(fst) -> int:
-    return sum(fst.num_arcs(state) for state in fst.states())
-
-
 def _composed_is_small(passes, compose) -> bool:
     if not MAX_ARCS:
         return True
     if math.prod(fst.num_states() for fst in passes) > MAX_PRODUCT_STATES:
         return False
-    return _arcs(compose()) <= MAX_ARCS
+    return arc_count(compose()) <= MAX_ARCS
 
 
 @needs_benchmark
