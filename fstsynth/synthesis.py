@@ -32,6 +32,8 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
+import numpy as np
+
 from fstsynth.alignment import Affinity, align_pair, examples_from_alignment, learn_affinity
 from fstsynth.dsl import (
     BOUNDARY,
@@ -267,6 +269,21 @@ def _atoms(
     examples: Sequence[TaggedExample], features: Features, options: Options
 ) -> dict[Predicate, int]:
     """Every atomic predicate true at some example, with its bitset over the examples."""
+    found, table = _atom_table(examples, features, options)
+    return dict(zip(found, _column_bits(table)))
+
+
+def _column_bits(table: np.ndarray) -> list[int]:
+    """Each column of a 0/1 table as a bitset over its rows (row k is bit k)."""
+    packed = np.ascontiguousarray(np.packbits(table, axis=0, bitorder="little").T)
+    return [int.from_bytes(row.tobytes(), "little") for row in packed]
+
+
+def _atom_table(
+    examples: Sequence[TaggedExample], features: Features, options: Options
+) -> tuple[list[Predicate], np.ndarray]:
+    """Every atomic predicate true at some example, and a 0/1 table with a row per
+    example and a column per predicate, in that order."""
     use_features = options.variant != "nofeature"
     feature_names = sorted({f for feats in features.values() for f in feats}) if use_features else []
     w = options.window
@@ -354,7 +371,10 @@ def _atoms(
                 group = groups[key] = indices(preds)
             for i in group:
                 where[i].append(k)
-    return {pred: _bits(ks) for pred, ks in zip(found, where)}
+    table = np.zeros((len(examples), len(found)), dtype=np.uint8)
+    for i, ks in enumerate(where):
+        table[ks, i] = 1
+    return found, table
 
 
 def _consistent_transformations(ex: TaggedExample, window: int) -> list[Transformation]:
@@ -393,13 +413,37 @@ def _consistent_transformations(ex: TaggedExample, window: int) -> list[Transfor
     return found
 
 
+@dataclass(eq=False)
+class _Positives:
+    """The examples where a transformation is right and a change is needed, in order
+    (`indices`; `number` tells transformations apart). A candidate's `gainable` is a
+    bitset over this list, not over all examples: counting gains on these small ints
+    instead of ones as long as the example list was most of selection's time on large
+    inputs."""
+
+    number: int
+    indices: list[int]
+
+
 @dataclass
 class _Candidate:
     rule: Rule
     fires: int  # examples where the rule fires
-    correct: int  # examples where it fires and is right
+    # Where it fires, is right and a change is needed: a bitset over `positives`.
+    gainable: int
+    positives: _Positives
     cost: float
     text: str
+    # Where its transformation is wrong, and where it is right (shared by every
+    # candidate of the transformation: a per-candidate `fires & right` was a large part
+    # of the search's time on big inputs).
+    wrong_where: int
+    right_where: int
+
+    @property
+    def correct(self) -> int:
+        """Examples where it fires and is right."""
+        return self.fires & self.right_where
 
 
 class _Timer:
@@ -419,9 +463,14 @@ def _candidates(
 ) -> tuple[list[_Candidate], int]:
     n = len(examples)
     everything = (1 << n) - 1
-    atoms = _atoms(examples, features, options)
+    found, table = _atom_table(examples, features, options)
+    column = {p: i for i, p in enumerate(found)}
+    atoms = dict(zip(found, _column_bits(table)))
     atom_list = sorted(atoms, key=lambda p: (predicate_cost(p, options.variant), str(p)))
     atom_list = [p for p in atom_list if predicate_cost(p, options.variant) != float("inf")]
+    # The table restricted to the listed atoms, in their order: rows of a
+    # transformation's positive examples are cut from it.
+    atom_table = np.ascontiguousarray(table[:, [column[p] for p in atom_list]])
 
     correct_at: dict[Transformation, list[int]] = {}
     need_idx = []
@@ -471,6 +520,12 @@ def _candidates(
         positives = correct_bits[tr] & need
         if not positives:
             continue
+        # The search tests "true on some positive example" on bitsets over the positive
+        # examples only (`local`): far shorter than the example list.
+        tr_positives = _Positives(len(pool), _bit_indices(positives))
+        local_bits = _column_bits(atom_table[tr_positives.indices])
+        local = {p: bits for p, bits in zip(atom_list, local_bits)}
+        all_local = (1 << len(tr_positives.indices)) - 1
         applies, right = applies_bits[tr], correct_bits[tr]
         negatives = applies & ~right
         tr_cost = transformation_cost(tr)
@@ -485,11 +540,17 @@ def _candidates(
         assert not positives & ~applies
 
         def offer(
-            preds: tuple[Predicate, ...], opened: str, bits: int, preds_cost: float, anchored: bool
+            preds: tuple[Predicate, ...],
+            opened: str,
+            bits: int,
+            preds_cost: float,
+            anchored: bool,
+            gainable: int,
         ) -> None:
             """Keep `preds` => tr if no cheaper (or equal, smaller printed) rule fires on
-            the same examples. `opened`: the printed "IfThen(atom, " of each predicate."""
-            if not bits & positives:
+            the same examples. `opened`: the printed "IfThen(atom, " of each predicate;
+            `gainable`: where `preds` hold among the positive examples (local)."""
+            if not gainable:
                 return
             fires = bits & applies if restrict else bits
             cost = tr_cost + preds_cost
@@ -502,46 +563,55 @@ def _candidates(
             # from the printed atoms (what `Rule.__str__` writes, without re-printing them).
             text = opened + tr_text + ")" * len(preds)
             if old is None or cost < old.cost or text < old.text:
-                tr_pool[fires] = _Candidate(Rule(preds, tr), fires, fires & right, cost, text)
+                tr_pool[fires] = _Candidate(
+                    Rule(preds, tr), fires, gainable, tr_positives, cost, text, negatives, right
+                )
 
         if options.max_conjuncts == 0:
-            offer((), "", everything, 0, False)
+            offer((), "", everything, 0, False, all_local)
             continue
-        # (atom, its bits, its cost, a boundary test?, an anchor?, its printed opening)
-        # for the atoms true on some positive example; flags travel with each
-        # conjunction (no re-hashing).
+        # (atom, its bits, its cost, a boundary test?, an anchor?, its printed opening,
+        # its local bits) for the atoms true on some positive example; flags travel with
+        # each conjunction (no re-hashing).
         useful = [
-            (p, atoms[p], atom_cost[p], is_boundary[p], is_boundary[p] and p.offset != 0, atom_open[p])  # type: ignore[union-attr]
+            (p, atoms[p], atom_cost[p], is_boundary[p], is_boundary[p] and p.offset != 0, atom_open[p], local[p])  # type: ignore[union-attr]
             for p in atom_list
-            if atoms[p] & positives
+            if local[p]
         ]
         # The anchoring discount makes "conj + boundary test" cheaper than "conj" alone
         # for insertions, so every conjunction is also offered with each anchor.
-        anchors = [(p, bits, cost, p_open) for p, bits, cost, _, anchor, p_open in useful if anchor]
+        anchors = [
+            (p, bits, cost, p_open, p_local)
+            for p, bits, cost, _, anchor, p_open, p_local in useful
+            if anchor
+        ]
 
-        def offer_anchors(preds: tuple[Predicate, ...], opened: str, bits: int, preds_cost: float) -> None:
-            for a, abits, acost, a_open in anchors:
-                if bits & abits & positives:
-                    offer(preds + (a,), opened + a_open, bits & abits, preds_cost + acost, True)
+        def offer_anchors(
+            preds: tuple[Predicate, ...], opened: str, bits: int, preds_cost: float, gainable: int
+        ) -> None:
+            for a, abits, acost, a_open, a_local in anchors:
+                both_local = gainable & a_local
+                if both_local:
+                    offer(preds + (a,), opened + a_open, bits & abits, preds_cost + acost, True, both_local)
 
-        offer((), "", everything, 0, False)
+        offer((), "", everything, 0, False, all_local)
         if options.max_conjuncts > 0:
-            offer_anchors((), "", everything, 0)
+            offer_anchors((), "", everything, 0, all_local)
         # (conjunction, printed opening, bits, index of its last atom in `useful`, cost,
-        # boundary?, anchor?)
-        frontier: list[tuple[tuple[Predicate, ...], str, int, int, float, bool, bool]] = []
-        for idx, (p, bits, cost, boundary, anchor, p_open) in enumerate(useful):
-            offer((p,), p_open, bits, 0 + cost, boundary)
+        # boundary?, anchor?, local bits)
+        frontier: list[tuple[tuple[Predicate, ...], str, int, int, float, bool, bool, int]] = []
+        for idx, (p, bits, cost, boundary, anchor, p_open, p_local) in enumerate(useful):
+            offer((p,), p_open, bits, 0 + cost, boundary, p_local)
             if 1 < options.max_conjuncts and not anchor:
-                offer_anchors((p,), p_open, bits, 0 + cost)
+                offer_anchors((p,), p_open, bits, 0 + cost, p_local)
             if bits & negatives:
-                frontier.append(((p,), p_open, bits, idx, 0 + cost, boundary, anchor))
+                frontier.append(((p,), p_open, bits, idx, 0 + cost, boundary, anchor, p_local))
         closers = [")" * k for k in range(options.max_conjuncts + 1)]
         for depth in range(2, options.max_conjuncts + 1):
             # Extend the most promising inconsistent conjunctions only (a beam).
             frontier.sort(
                 key=lambda c: (
-                    -(c[2] & positives).bit_count(),
+                    -c[7].bit_count(),
                     (c[2] & negatives).bit_count(),
                 )
             )
@@ -550,12 +620,15 @@ def _candidates(
             deepest = depth == options.max_conjuncts
             closer = closers[depth]
             next_frontier = []
-            for preds, opened, bits, last, preds_cost, anchored, has_anchor in frontier:
+            for preds, opened, bits, last, preds_cost, anchored, has_anchor, bits_local in frontier:
                 timer.check()
                 for idx in range(last + 1, len(useful)):
-                    p, pbits, cost, boundary, anchor, p_open = useful[idx]
+                    p, pbits, cost, boundary, anchor, p_open, p_local = useful[idx]
+                    gainable = bits_local & p_local
+                    if not gainable:
+                        continue
                     both = bits & pbits
-                    if both == bits or not both & positives:
+                    if both == bits:
                         continue
                     # `offer`, inlined on this hot path (the test on positives is done).
                     more_cost = preds_cost + cost
@@ -569,17 +642,19 @@ def _candidates(
                         text = opened + p_open + tr_text + closer
                         if old is None or rule_cost_ < old.cost or text < old.text:
                             tr_pool[fires] = _Candidate(
-                                Rule(preds + (p,), tr), fires, fires & right, rule_cost_, text
+                                Rule(preds + (p,), tr), fires, gainable, tr_positives,
+                                rule_cost_, text, negatives, right,
                             )
                     if deepest:
                         continue
                     longer = preds + (p,)
                     now_anchor = has_anchor or anchor
                     if anchors and not now_anchor:
-                        offer_anchors(longer, opened + p_open, both, more_cost)
+                        offer_anchors(longer, opened + p_open, both, more_cost, gainable)
                     if both & negatives:
                         next_frontier.append(
-                            (longer, opened + p_open, both, idx, more_cost, now_anchored, now_anchor)
+                            (longer, opened + p_open, both, idx, more_cost, now_anchored, now_anchor,
+                             gainable)
                         )
             frontier = next_frontier
     return [cand for tr_pool in pool.values() for cand in tr_pool.values()], need
@@ -607,7 +682,17 @@ def synthesize_pass(
     # order: ordered as the tuple, far cheaper to push and pop.
     m = len(candidates)
     order = sorted(range(m), key=lambda k: (candidates[k].cost, candidates[k].text))
-    gainable = [cand.correct & need for cand in candidates]
+    gainable = [cand.gainable for cand in candidates]
+    # Gains are counted over each transformation's positive examples: the undecided
+    # ones among them, per transformation (`undecided_at`), and where each example sits
+    # in those lists (`slots`).
+    groups = {id(cand.positives): cand.positives for cand in candidates}
+    undecided_at = {group.number: (1 << len(group.indices)) - 1 for group in groups.values()}
+    slots: dict[int, list[tuple[int, int]]] = {}
+    for group in groups.values():
+        for bit, index in enumerate(group.indices):
+            slots.setdefault(index, []).append((group.number, bit))
+    group_of = [cand.positives.number for cand in candidates]
     heap = []
     for rank, k in enumerate(order):
         gain = gainable[k].bit_count()
@@ -629,14 +714,14 @@ def synthesize_pass(
             past = key // m  # -gain when pushed
             rank = key - past * m
             k = order[rank]
-            gain = (gainable[k] & undecided).bit_count()
+            gain = (gainable[k] & undecided_at[group_of[k]]).bit_count()
             if gain == 0:
                 continue  # never again: undecided only shrinks
             if gain != -past:
                 heapq.heappush(heap, -gain * m + rank)
                 continue
             cand = candidates[k]
-            wrong = cand.fires & ~cand.correct & undecided
+            wrong = cand.fires & cand.wrong_where & undecided
             if wrong:
                 waiting.setdefault(_lowest_bit(wrong), []).append(key)
                 continue
@@ -647,14 +732,19 @@ def synthesize_pass(
         rules.append(best.rule)
         decided = undecided & best.fires
         undecided &= ~best.fires
+        cleared: dict[int, list[int]] = {}
         for index in _bit_indices(decided):
+            for number, bit in slots.get(index, ()):
+                cleared.setdefault(number, []).append(bit)
             for key in waiting.pop(index, ()):
                 cand = candidates[order[key % m]]
-                wrong = cand.fires & ~cand.correct & undecided
+                wrong = cand.fires & cand.wrong_where & undecided
                 if wrong:
                     waiting.setdefault(_lowest_bit(wrong), []).append(key)
                 else:
                     heapq.heappush(heap, key)
+        for number, bits in cleared.items():
+            undecided_at[number] &= ~_bits(bits)
     return Pass(tuple(rules))
 
 
