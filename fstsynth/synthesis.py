@@ -446,6 +446,32 @@ class _Candidate:
         return self.fires & self.right_where
 
 
+_LOW_BITS = (1 << 64) - 1
+# Sets over more examples than this are filed in the candidate pools under `_LongSet`
+# keys: hashing an int costs time in its length, a `_LongSet` a constant.
+_LONG_SET = 1 << 14
+
+
+class _LongSet:
+    """A long bitset as a dict key, hashed from a few facts about it that cost a few
+    machine words each, whatever its length: where it holds among the positive
+    examples, its highest example, the 64 examples below that, and the first 64
+    examples. Hashing the int itself was the search's largest cost on large inputs."""
+
+    __slots__ = ("bits", "hash")
+
+    def __init__(self, bits: int, gainable: int) -> None:
+        length = bits.bit_length()
+        self.bits = bits
+        self.hash = hash((gainable, length, bits >> max(length - 64, 0), bits & _LOW_BITS))
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _LongSet) and self.bits == other.bits
+
+
 class _Timer:
     def __init__(self, limit: float | None) -> None:
         self.deadline = None if limit is None else time.monotonic() + limit
@@ -507,8 +533,10 @@ def _candidates(
         correct_bits[tr] = correct
         applies_bits[tr] = applies
 
-    # Candidates per transformation, keyed by the examples they fire on.
-    pool: dict[Transformation, dict[int, _Candidate]] = {}
+    # Candidates per transformation, keyed by the examples they fire on (as ints, or as
+    # `_LongSet`s when there are many examples).
+    pool: dict[Transformation, dict[int | _LongSet, _Candidate]] = {}
+    long_sets = n > _LONG_SET
     # The ranking score is a sum: its parts are computed once (summed in the same order
     # as `rule_cost`, so the floats and hence the ties are the same).
     atom_cost = {p: predicate_cost(p, options.variant) for p in atom_list}
@@ -556,14 +584,15 @@ def _candidates(
             cost = tr_cost + preds_cost
             if grows and not anchored:
                 cost += UNANCHORED_INSERT_COST
-            old = tr_pool.get(fires)
+            key = _LongSet(fires, gainable) if long_sets else fires
+            old = tr_pool.get(key)
             if old is not None and cost > old.cost:
                 return
             # Printing a rule is costly: once per rule kept or tied, never otherwise, and
             # from the printed atoms (what `Rule.__str__` writes, without re-printing them).
             text = opened + tr_text + ")" * len(preds)
             if old is None or cost < old.cost or text < old.text:
-                tr_pool[fires] = _Candidate(
+                tr_pool[key] = _Candidate(
                     Rule(preds, tr), fires, gainable, tr_positives, cost, text, negatives, right
                 )
 
@@ -637,11 +666,12 @@ def _candidates(
                     rule_cost_ = tr_cost + more_cost
                     if grows and not now_anchored:
                         rule_cost_ += UNANCHORED_INSERT_COST
-                    old = tr_pool.get(fires)
+                    key = _LongSet(fires, gainable) if long_sets else fires
+                    old = tr_pool.get(key)
                     if old is None or rule_cost_ <= old.cost:
                         text = opened + p_open + tr_text + closer
                         if old is None or rule_cost_ < old.cost or text < old.text:
-                            tr_pool[fires] = _Candidate(
+                            tr_pool[key] = _Candidate(
                                 Rule(preds + (p,), tr), fires, gainable, tr_positives,
                                 rule_cost_, text, negatives, right,
                             )
