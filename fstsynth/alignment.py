@@ -174,6 +174,10 @@ def align_pair(
     The caller knows better from the whole column pair: a transcription into another
     script is sometimes, by chance, as long as its source.
     """
+    if source == target:
+        # Token for token (what the aligner gives, with no gap or mismatch to pay for),
+        # without running it: from the second pass on, most words are already right.
+        return tuple((k, k) for k in range(len(source)))
     if one_to_one is None:
         one_to_one = len(source) == len(target) and not (set(source) & set(target))
     if one_to_one and len(source) == len(target):
