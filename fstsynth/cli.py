@@ -143,6 +143,10 @@ def learn(
     time_limit: Optional[float] = typer.Option(
         None, "--time-limit", help="Seconds allowed per column pair."
     ),
+    jobs: int = typer.Option(
+        1, "--jobs", "-j", min=1,
+        help="Worker processes for the cross-validation that picks the variant (same model).",
+    ),
 ) -> None:
     """Learn a program for every column pair of INPUT and write a model directory."""
 
@@ -159,7 +163,7 @@ def learn(
         else:
             problem_ = problem
         started = time.perf_counter()
-        model = learn_model(problem_, options, _progress(True))
+        model = learn_model(problem_, options, _progress(True), jobs=jobs)
         model.save(output)
         typer.echo(f"learned {len(model.pairs)} column pair(s) in {time.perf_counter() - started:.1f}s")
         for (s, t), pm in sorted(model.pairs.items()):

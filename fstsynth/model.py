@@ -2,7 +2,7 @@
 
 Public API:
     FORMAT_VERSION, PairModel, Model, Error
-    learn_model(problem, options, progress=None) -> Model
+    learn_model(problem, options, progress=None, pairs=None, jobs=1) -> Model
     Model.save(directory), load_model(directory) -> Model
     Model.pair(source, target), Model.predict(pair, word), Model.check(pair, words)
 
@@ -296,11 +296,14 @@ def learn_model(
     options: Options = Options(),
     progress: Callable[[int, int, str], None] | None = None,
     pairs: Iterable[tuple[int, int]] | None = None,
+    jobs: int = 1,
 ) -> Model:
     """Learn and compile a program for every column pair with training rows.
 
     `options.time_limit` (seconds) bounds each column pair: alignment, synthesis and
     compilation together. A pair that runs out of time raises `Error` naming it.
+    `jobs` > 1 runs each pair's cross-validation folds in that many worker processes
+    (`synthesis.learn`): the same model, sooner.
     """
     todo = list(pairs) if pairs is not None else problem.column_pairs()
     if not todo:
@@ -321,7 +324,7 @@ def learn_model(
             progress(k, len(todo), label)
         deadline = None if options.time_limit is None else time.monotonic() + options.time_limit
         try:
-            result: LearnResult = learn(problem.training_pairs(s, t), features, options)
+            result: LearnResult = learn(problem.training_pairs(s, t), features, options, jobs)
             started = time.perf_counter()
             compiled = compile_program(result.program, alphabet, features, deadline=deadline)
         except UserError as exc:

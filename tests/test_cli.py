@@ -38,6 +38,19 @@ def test_apply_splits_unspaced_words_into_known_tokens(plural_model):
     assert result.stdout.strip() == "k iː p s"
 
 
+def test_learn_with_two_jobs_writes_the_same_model(plural_model, tmp_path):
+    directory = tmp_path / "plural-jobs"
+    result = invoke(
+        "learn", DATA / "plural.tsv", "--features", DATA / "plural-features.json", "-o", directory,
+        "--jobs", "2",
+    )
+    assert result.exit_code == 0, result.output
+    one = json.loads((plural_model / "model.json").read_text(encoding="utf-8"))
+    two = json.loads((directory / "model.json").read_text(encoding="utf-8"))
+    assert two["pairs"] == one["pairs"]
+    assert invoke("learn", DATA / "plural.tsv", "-o", tmp_path / "x", "--jobs", "0").exit_code != 0
+
+
 def test_show_prints_rules(plural_model):
     result = invoke("show", plural_model)
     assert result.exit_code == 0
