@@ -148,9 +148,31 @@ def test_selection_takes_what_a_full_scan_takes(plural, variant):
             for src, tgt in pairs
             for ex in tagged_examples(tuple((tok, None) for tok in src), tgt, features, "global")
         ]
-        options = Options(variant=variant)
+        # The full scan knows no exception rules (they are tested below).
+        options = Options(variant=variant, exceptions=0)
         candidates, need = _candidates(examples, features, options, _Timer(None))
         assert all(cand.text == str(cand.rule) for cand in candidates)
         expected = _full_scan_selection(candidates, need, len(examples))
         assert expected
         assert list(synthesize_pass(examples, features, options).rules) == expected
+
+
+@pytest.mark.parametrize("variant", ["token", "feature"])
+def test_a_broad_rule_is_taken_with_an_identity_exception(variant):
+    # i -> j before a vowel, except after c. Without an `Identity` rule for the
+    # exception the learner can only list the preceding letters it saw (one rule each),
+    # and an unseen one (m, s) keeps its i.
+    words = ["dia:dja", "ria:rja", "pio:pjo", "tia:tja", "bio:bjo", "cia:cia", "cio:cio",
+             "lia:lja", "cie:cie", "nie:nje", "dio:djo"]
+    pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
+    from fstsynth.alignment import with_vowel_classes
+
+    features = with_vowel_classes({}, sorted({t for s, t in pairs for t in s + t} | {"m", "s"}))
+    result = learn(pairs, features, Options(variant=variant))
+    assert result.train_correct == len(pairs)
+    assert run(result.program, tuple("mia"), features) == tuple("mja")
+    assert run(result.program, tuple("sie"), features) == tuple("sje")
+    assert run(result.program, tuple("cia"), features) == tuple("cia")
+    assert result.program.rule_count == 2
+    without = learn(pairs, features, Options(variant=variant, exceptions=0))
+    assert run(without.program, tuple("mia"), features) == tuple("mia")
