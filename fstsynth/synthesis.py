@@ -13,12 +13,17 @@ Outline (DESIGN.md section 4):
    times conjunctions of up to `max_conjuncts` atomic predicates true there, within
    offsets -window..window. Each atom and each transformation owns a bitset over the
    examples (Python ints), so "where does this rule fire, and is it right there" is a
-   few AND/popcount operations. Candidates that fire on exactly the same examples are
-   one candidate (observational equivalence); the cheapest form is kept.
+   few AND/popcount operations; gains are counted on bitsets over each
+   transformation's positive examples only (`_Positives`), far shorter on large
+   inputs. Candidates that fire on exactly the same examples are one candidate
+   (observational equivalence); the cheapest form is kept.
 3. Selection builds the decision list top-down: repeatedly take the rule that answers
    the most still-undecided examples that need a change, among those that answer no
    undecided example wrongly; ties go to the better ranking score, then to the printed
-   form (determinism). Examples a rule fires on are decided by it.
+   form (determinism). Examples a rule fires on are decided by it. A rule wrong only
+   on undecided examples that need no change may be taken with up to
+   `Options.exceptions` `Identity` rules before it that fire first there
+   (`_Exceptions`), its gain then shared among them.
 4. Passes: the chosen pass is run on the training words, the words still wrong are
    re-aligned against their targets (tags kept) and the next pass learns from all of
    them, up to `max_passes`.
