@@ -276,14 +276,6 @@ def _bit_indices(bits: int) -> list[int]:
 # ------------------------------------------------------------------ candidates
 
 
-def _atoms(
-    examples: Sequence[TaggedExample], features: Features, options: Options
-) -> dict[Predicate, int]:
-    """Every atomic predicate true at some example, with its bitset over the examples."""
-    found, table = _atom_table(examples, features, options)
-    return dict(zip(found, _column_bits(table)))
-
-
 def _column_bits(table: np.ndarray) -> list[int]:
     """Each column of a 0/1 table as a bitset over its rows (row k is bit k)."""
     packed = np.ascontiguousarray(np.packbits(table, axis=0, bitorder="little").T)

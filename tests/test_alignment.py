@@ -155,3 +155,16 @@ def test_local_alignment_with_a_gap_in_its_core_keeps_every_token():
     assert sorted(ci for ci, _ in columns if ci is not None) == list(range(len(source)))
     assert sorted(cj for _, cj in columns if cj is not None) == list(range(len(target)))
     assert (3, None) in columns and (6, 5) in columns
+
+
+@pytest.mark.parametrize("word", ["kitap", "aaa", "r r a", "b o o k k e e p e r", "a - b", "ŋ ɪ ŋ ɪ"])
+def test_a_word_equal_to_its_target_is_aligned_as_the_aligner_would(word):
+    # align_pair skips the aligner for a word already equal to its target; this is
+    # what the aligner itself gives such a word (no gap or mismatch to pay for).
+    from fstsynth.alignment import _global
+
+    tokens = tuple(word.split()) if " " in word else tuple(word)
+    vowels = frozenset(t for t in tokens if is_vowel(t, {}))
+    diagonal = tuple((k, k) for k in range(len(tokens)))
+    assert _global(tokens, tokens, vowels) == diagonal
+    assert align_pair(tokens, tokens, {}) == diagonal
