@@ -744,7 +744,10 @@ class _Exceptions:
         self.need_rows = np.array(_bit_indices(need), dtype=np.intp)
         self.need_bits: list[int] | None = None  # per atom of `index.usable`
         self.here: dict[int, list[tuple[Predicate, int]]] = {}  # atoms true at an example
-        self.danger: tuple[int, int] = (-1, 0)  # (undecided count, its bits over need_rows)
+        self.danger: tuple[int, int, int] = (-1, 0, 0)  # (undecided count, bits over need_rows, their count)
+        # Anchors where no rule was found, with the size of the danger then: while it is
+        # the same (it only shrinks), none would be found again.
+        self.failed: dict[int, int] = {}
 
     def cover(self, k: int, wrong: int, undecided: int) -> list[_Candidate] | None:
         """Exception rules (at most `limit`) that together fire on every example of
@@ -791,8 +794,11 @@ class _Exceptions:
                 np.frombuffer(undecided.to_bytes((self.size + 7) // 8, "little"), np.uint8),
                 bitorder="little",
             )[self.need_rows]
-            self.danger = (count, int.from_bytes(np.packbits(flags, bitorder="little").tobytes(), "little"))
-        danger = self.danger[1]  # the rule must not fire there
+            bits = int.from_bytes(np.packbits(flags, bitorder="little").tobytes(), "little")
+            self.danger = (count, bits, bits.bit_count())
+        _, danger, danger_size = self.danger  # the rule must not fire on `danger`
+        if self.failed.get(anchor) == danger_size:
+            return None
         # On the examples needing a change, a conjunction of the least size avoiding
         # danger narrows at each step (else one atom less would do), so "adds nothing"
         # tested there prunes none of them: the same rules are found as by a search on
@@ -815,14 +821,18 @@ class _Exceptions:
                     fires = -1
                     for q in longer:
                         fires &= atoms[q]
+                    covered = (fires & left).bit_count()
+                    if best is not None and covered < -best[0][1]:
+                        continue  # the cost and printed form only break ties
                     rule = Rule(longer, Identity())
-                    key = (depth, -(fires & left).bit_count(), rule_cost(rule, self.variant), str(rule))
+                    key = (depth, -covered, rule_cost(rule, self.variant), str(rule))
                     if best is None or key < best[0]:
                         best = (key, rule, fires)
             if best is not None:
                 break  # a deeper rule cannot be better
             frontier = grown
         if best is None:
+            self.failed[anchor] = danger_size
             return None
         key, rule, fires = best
         return _Candidate(rule, fires, 0, self.no_positives, key[2], key[3], self.need, self.right)
@@ -910,6 +920,10 @@ def synthesize_pass(
             cand = candidates[k]
             wrong = cand.fires & cand.wrong_where & undecided
             if wrong:
+                if best is not None and not wrong & need and -(gain // 2) * m + rank > best_key:
+                    # Even with one exception it cannot beat this round's best: no search.
+                    aside.append(key)
+                    continue
                 found = exceptions.cover(k, wrong, undecided) if gain > 1 else None
                 if found is None or gain <= len(found):
                     waiting.setdefault(witness(wrong), []).append(key)
