@@ -736,23 +736,23 @@ class _Exceptions:
         # positive examples), so an exception never counts in `undecided_at`.
         self.right = ((1 << n) - 1) & ~need
         self.no_positives = _Positives(-1, [])
-        self.size = n
         self.found: dict[int, list[_Candidate]] = {}  # by candidate index
         # `_one` tests conjunctions on bitsets over the examples that need a change (the
         # only ones that can be in danger), made when first needed: ops on ints as long
-        # as the example list were most of its cost.
-        self.need_rows = np.array(_bit_indices(need), dtype=np.intp)
+        # as the example list were most of its cost. Selection keeps which of them are
+        # undecided, as for a transformation's positive examples (`undecided_at`).
+        self.needed = _Positives(-2, _bit_indices(need))
         self.need_bits: list[int] | None = None  # per atom of `index.usable`
         self.here: dict[int, list[tuple[Predicate, int]]] = {}  # atoms true at an example
-        self.danger: tuple[int, int, int] = (-1, 0, 0)  # (undecided count, bits over need_rows, their count)
         # Anchors where no rule was found, with the size of the danger then: while it is
         # the same (it only shrinks), none would be found again.
         self.failed: dict[int, int] = {}
 
-    def cover(self, k: int, wrong: int, undecided: int) -> list[_Candidate] | None:
+    def cover(self, k: int, wrong: int, danger: int) -> list[_Candidate] | None:
         """Exception rules (at most `limit`) that together fire on every example of
-        `wrong` and on no undecided example that needs a change; None if the search
-        finds none such. Found once per candidate `k`, then only cut down."""
+        `wrong` and on no undecided example that needs a change (`danger`, a bitset over
+        `needed`); None if the search finds none such. Found once per candidate `k`,
+        then only cut down."""
         if not self.limit or wrong & self.need:
             # Only `Identity` exceptions: letting them make changes too (any rule right
             # where it fires) gave Spanish (1,000 pairs) 97.3% instead of 97.0%, but the
@@ -767,7 +767,7 @@ class _Exceptions:
         rules: list[_Candidate] = []
         left = wrong
         while left:
-            rule = None if len(rules) == self.limit else self._one(_lowest_bit(left), left, undecided)
+            rule = None if len(rules) == self.limit else self._one(_lowest_bit(left), left, danger)
             if rule is None:
                 return None
             rules.append(rule)
@@ -775,12 +775,12 @@ class _Exceptions:
         self.found[k] = rules
         return rules
 
-    def _one(self, anchor: int, left: int, undecided: int) -> _Candidate | None:
+    def _one(self, anchor: int, left: int, danger: int) -> _Candidate | None:
         """The shortest rule `... => Identity` true at example `anchor` that fires on no
-        undecided example needing a change; among those, the one firing on most of
-        `left`, then the cheapest, then the smallest printed form."""
+        example of `danger`; among those, the one firing on most of `left`, then the
+        cheapest, then the smallest printed form."""
         if self.need_bits is None:
-            self.need_bits = _column_bits(self.index.table[self.need_rows])
+            self.need_bits = _column_bits(self.index.table[self.needed.indices])
         here = self.here.get(anchor)
         if here is None:
             # The table's row, not a test of each atom's long bitset.
@@ -788,15 +788,7 @@ class _Exceptions:
             here = self.here[anchor] = [
                 (usable[i], need_bits[i]) for i in np.flatnonzero(self.index.table[anchor])
             ]
-        count = undecided.bit_count()
-        if self.danger[0] != count:  # undecided only shrinks: its count tells it
-            flags = np.unpackbits(
-                np.frombuffer(undecided.to_bytes((self.size + 7) // 8, "little"), np.uint8),
-                bitorder="little",
-            )[self.need_rows]
-            bits = int.from_bytes(np.packbits(flags, bitorder="little").tobytes(), "little")
-            self.danger = (count, bits, bits.bit_count())
-        _, danger, danger_size = self.danger  # the rule must not fire on `danger`
+        danger_size = danger.bit_count()  # danger only shrinks: its size tells it
         if self.failed.get(anchor) == danger_size:
             return None
         # On the examples needing a change, a conjunction of the least size avoiding
@@ -864,6 +856,7 @@ def synthesize_pass(
     # ones among them, per transformation (`undecided_at`), and where each example sits
     # in those lists (`slots`).
     groups = {id(cand.positives): cand.positives for cand in candidates}
+    groups[id(exceptions.needed)] = exceptions.needed
     undecided_at = {group.number: (1 << len(group.indices)) - 1 for group in groups.values()}
     slots: dict[int, list[tuple[int, int]]] = {}
     for group in groups.values():
@@ -924,7 +917,8 @@ def synthesize_pass(
                     # Even with one exception it cannot beat this round's best: no search.
                     aside.append(key)
                     continue
-                found = exceptions.cover(k, wrong, undecided) if gain > 1 else None
+                danger = undecided_at[exceptions.needed.number]
+                found = exceptions.cover(k, wrong, danger) if gain > 1 else None
                 if found is None or gain <= len(found):
                     waiting.setdefault(witness(wrong), []).append(key)
                     continue
