@@ -107,6 +107,14 @@ class Example:
 
 _FrozenAffinity = tuple[tuple[Token, Token, float], ...]
 
+#: The score of two different tokens that are the same letter but for diacritics
+#: (`é`/`e`): a rare accented letter is seldom frequent enough to get a learned
+#: affinity, and as an ordinary vowel pair it ties with any other vowel (`u é` -> `e`
+#: aligned u:e, é:-, teaching that é is deleted).
+SAME_BASE = 0.5
+#: Small enough never to outweigh a real difference in scores, only to break ties.
+TIE_BREAK = 0.001
+
 
 def _scorer(
     a: Sequence[Token], b: Sequence[Token], vowels: frozenset[Token], affinity: _FrozenAffinity
@@ -118,15 +126,26 @@ def _scorer(
     scores = {}
     for x in set(a):
         for y in set(b):
+            same_class = (x in vowels) == (y in vowels)
             if x == y:
                 scores[(x, y)] = 1.0
             elif (x, y) in learned:
                 scores[(x, y)] = learned[(x, y)]
+            elif _base(x) == _base(y):
+                scores[(x, y)] = SAME_BASE
             elif x in partnered or y in partnered:
-                scores[(x, y)] = -1.0
+                # A hair better within a class: `q u` -> `k` (k partnered with c) is
+                # then always q:k, u:-, never the tie's other half q:-, u:k.
+                scores[(x, y)] = -1.0 + (TIE_BREAK if same_class else 0.0)
             else:
-                scores[(x, y)] = -0.3 if (x in vowels) == (y in vowels) else -1.0
+                scores[(x, y)] = -0.3 if same_class else -1.0
     return scores
+
+
+@lru_cache(maxsize=4096)
+def _base(token: Token) -> str:
+    """The token without its diacritics: `é` -> `e`, `ä` -> `a`, `t͡ʃ` -> `tʃ`."""
+    return "".join(c for c in unicodedata.normalize("NFD", token) if not unicodedata.combining(c))
 
 
 def _encode(source: Word, target: Word, vowels: frozenset[Token], affinity: _FrozenAffinity = ()):
