@@ -11,7 +11,8 @@ aligned target token (or nothing if deleted) followed by the target tokens inser
 after it. Pairs of equal length whose vocabularies do not overlap (word -> stress
 digits) are aligned one to one without lingpy.
 
-Tokens are compared by identity, then by vowel/consonant class. That says nothing when
+Tokens are compared by identity, then by their letter without diacritics (`é`/`e`), then
+by vowel/consonant class. That says nothing when
 the two sides are written differently (a script and its transcription, `ð` -> `j`):
 `learn_affinity` learns, from all the training pairs of a column pair, which source
 token corresponds to which target token (hard EM over alignments, started from
