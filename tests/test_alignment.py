@@ -193,3 +193,38 @@ def test_a_word_equal_to_its_target_is_aligned_as_the_aligner_would(word):
     diagonal = tuple((k, k) for k in range(len(tokens)))
     assert _global(tokens, tokens, vowels) == diagonal
     assert align_pair(tokens, tokens, {}) == diagonal
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+# Plain and accented letters, IPA with combining marks, and a hyphen (lingpy's gap sign).
+_TOKENS = ["a", "á", "e", "é", "i", "í", "u", "ü", "k", "q", "s", "t͡ʃ", "ɡ", "ʝ", "-"]
+
+
+@st.composite
+def _word_pairs(draw: st.DrawFn) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    # Words over a few tokens each, so that runs of one token and shared tokens are common.
+    tokens = draw(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=4, unique=True))
+    word = st.lists(st.sampled_from(tokens), max_size=7).map(tuple)
+    return draw(word), draw(word)
+
+
+_affinities = st.dictionaries(
+    st.tuples(st.sampled_from(_TOKENS), st.sampled_from(_TOKENS)).filter(lambda p: p[0] != p[1]),
+    st.floats(min_value=-0.3, max_value=0.9),
+    max_size=4,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_word_pairs(), _affinities, st.sampled_from(["global", "local"]))
+def test_every_alignment_keeps_both_words_in_order(pair, affinity, mode):
+    source, target = pair
+    features = with_vowel_classes({}, _TOKENS)
+    columns = align_pair(source, target, features, mode, affinity)
+    assert [i for i, _ in columns if i is not None] == list(range(len(source)))
+    assert [j for _, j in columns if j is not None] == list(range(len(target)))
+    exs = examples_from_pair(source, target, features, mode, affinity)
+    assert [e.position for e in exs] == list(range(START, len(source)))
+    assert tuple(t for e in exs for t in e.output) == target
