@@ -132,7 +132,7 @@ def _scorer(
                 scores[(x, y)] = 1.0
             elif (x, y) in learned:
                 scores[(x, y)] = learned[(x, y)]
-            elif _base(x) == _base(y):
+            elif _base(x) == _base(y) != "":
                 scores[(x, y)] = SAME_BASE
             elif x in partnered or y in partnered:
                 # A hair better within a class: `q u` -> `k` (k partnered with c) is
@@ -145,7 +145,9 @@ def _scorer(
 
 @lru_cache(maxsize=4096)
 def _base(token: Token) -> str:
-    """The token without its diacritics: `é` -> `e`, `ä` -> `a`, `t͡ʃ` -> `tʃ`."""
+    """The token without its diacritics: `é` -> `e`, `ä` -> `a`, `t͡ʃ` -> `tʃ`; empty for a
+    token that is only diacritics (a stress mark written as a combining accent), which
+    is no letter to share."""
     return "".join(c for c in unicodedata.normalize("NFD", token) if not unicodedata.combining(c))
 
 
