@@ -11,13 +11,13 @@ aligned target token (or nothing if deleted) followed by the target tokens inser
 after it. Pairs of equal length whose vocabularies do not overlap (word -> stress
 digits) are aligned one to one without lingpy.
 
-Tokens are compared by identity, then by their letter without diacritics (`é`/`e`), then
-by vowel/consonant class. That says nothing when
-the two sides are written differently (a script and its transcription, `ð` -> `j`):
-`learn_affinity` learns, from all the training pairs of a column pair, which source
-token corresponds to which target token (hard EM over alignments, started from
-word-level co-occurrence), and the scorer then rewards those pairs. It only ever raises
-a pair's score, and never to the level of an identical token.
+Tokens are compared by identity, then by their letter without diacritics (`é`/`e`),
+then by vowel/consonant class. That says nothing when the two sides are written
+differently (a script and its transcription, `ð` -> `j`): `learn_affinity` learns,
+from all the training pairs of a column pair, which source token corresponds to which
+target token (hard EM over alignments, started from word-level co-occurrence), and the
+scorer then rewards those pairs. It only ever raises a pair's score, and never to the
+level of an identical token.
 """
 
 from __future__ import annotations
