@@ -50,7 +50,9 @@ def make_pairs(lang: str, code: str, count: int, seed: int) -> list[tuple[Word, 
         word = unicodedata.normalize("NFC", word.lower())
         if len(word) < 2 or not word.isalpha() or word in pairs:
             continue
-        ipa = tuple(epi.trans_list(word))
+        # epitran writes some segments decomposed (a + combining tilde): tokens are
+        # compared after NFC, as problem files are read.
+        ipa = tuple(unicodedata.normalize("NFC", seg) for seg in epi.trans_list(word))
         if not ipa:
             continue
         pairs[word] = (tuple(word), ipa)
