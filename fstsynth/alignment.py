@@ -132,7 +132,7 @@ def _scorer(
                 scores[(x, y)] = 1.0
             elif (x, y) in learned:
                 scores[(x, y)] = learned[(x, y)]
-            elif _base(x) == _base(y) != "":
+            elif base_letters(x) == base_letters(y) != "":
                 scores[(x, y)] = SAME_BASE
             elif x in partnered or y in partnered:
                 # A hair better within a class: `q u` -> `k` (k partnered with c) is
@@ -144,7 +144,7 @@ def _scorer(
 
 
 @lru_cache(maxsize=4096)
-def _base(token: Token) -> str:
+def base_letters(token: Token) -> str:
     """The token without its diacritics: `é` -> `e`, `ä` -> `a`, `t͡ʃ` -> `tʃ`; empty for a
     token that is only diacritics (a stress mark written as a combining accent), which
     is no letter to share."""
