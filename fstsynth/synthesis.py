@@ -39,7 +39,13 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from fstsynth.alignment import Affinity, align_pair, examples_from_alignment, learn_affinity
+from fstsynth.alignment import (
+    Affinity,
+    align_pair,
+    base_letters,
+    examples_from_alignment,
+    learn_affinity,
+)
 from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
@@ -91,6 +97,9 @@ class Options:
     # For a transcription into other symbols, start with a context-free token map pass
     # (`token_map_pass`); then `max_passes` passes of rules.
     token_map: bool = True
+    # Otherwise, start by writing letters with diacritics that no target uses as plain
+    # letters (`plain_letter_pass`). `auto` tries it by cross-validation where it applies.
+    plain_letters: bool = False
     # Predicates on tiers (`TierIs`: the nearest vowels left and right) as candidates.
     tiers: bool = True
     # Folds of the cross-validation by which `auto` picks a variant per column pair.
@@ -982,6 +991,20 @@ def _transcription(pairs: Sequence[tuple[Word, Word]]) -> bool:
     return foreign / len(target_tokens) > _TRANSCRIPTION_SHARE
 
 
+def _output_counts(examples: Sequence[TaggedExample]) -> dict[Token, dict[Token | None, int]]:
+    """For each source token, how often each token starts its aligned output (None:
+    aligned with nothing)."""
+    counts: dict[Token, dict[Token | None, int]] = {}
+    for ex in examples:
+        if ex.position == START:
+            continue
+        x = ex.word[ex.position][0]
+        first = ex.output[0] if ex.output else None
+        by = counts.setdefault(x, {})
+        by[first] = by.get(first, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def token_map_pass(examples: Sequence[TaggedExample]) -> Pass:
     """A context-free first pass mapping each source token to the target token it is
     most often aligned with (the paper's token map for transliteration, written as
@@ -991,20 +1014,42 @@ def token_map_pass(examples: Sequence[TaggedExample]) -> Pass:
     sign that is not pronounced), over the target's own tokens, where features and
     tokens generalize. Tokens most often aligned to nothing or to themselves are kept.
     """
-    counts: dict[Token, dict[Token | None, int]] = {}
-    for ex in examples:
-        if ex.position == START:
-            continue
-        x = ex.word[ex.position][0]
-        first = ex.output[0] if ex.output else None
-        by = counts.setdefault(x, {})
-        by[first] = by.get(first, 0) + 1
     rules = []
-    for x in sorted(counts):
-        best = min(counts[x].items(), key=lambda kv: (-kv[1], kv[0] is not None, kv[0] or ""))[0]
+    for x, by in _output_counts(examples).items():
+        best = min(by.items(), key=lambda kv: (-kv[1], kv[0] is not None, kv[0] or ""))[0]
         if best is not None and best != x:
             rules.append(Rule((), ReplaceBy(x, (best,))))
     return Pass(tuple(rules))
+
+
+def plain_letter_pass(examples: Sequence[TaggedExample], target_vocab: set[Token]) -> Pass:
+    """A context-free first pass writing each letter with diacritics that no target
+    uses as its plain letter (`í` -> `i`: the letter without its diacritics,
+    `alignment.base_letters`), where the two are aligned at least once.
+
+    The rules after it learn such a letter's changes together with the plain letter's:
+    in Spanish, `í` and `i` both become `j` before a vowel except after c/g, which `í`
+    alone is too rare to teach. It also loses what the diacritic said (where a stress
+    accent stood), so `auto` takes it only where cross-validation says it helps.
+    """
+    rules = []
+    for x, by in _output_counts(examples).items():
+        if x in target_vocab or base_letters(x) in ("", x):
+            continue
+        if by.get(base_letters(x)):
+            rules.append(Rule((), ReplaceBy(x, (base_letters(x),))))
+    return Pass(tuple(rules))
+
+
+def _has_plain_letters(pairs: Sequence[tuple[Word, Word]]) -> bool:
+    """Whether `plain_letter_pass` could map anything: a source letter with diacritics
+    that no target uses, whose plain letter some target uses."""
+    src_vocab = {t for s, _ in pairs for t in s}
+    tgt_vocab = {t for _, t in pairs for t in t}
+    return any(
+        x not in tgt_vocab and base_letters(x) not in ("", x) and base_letters(x) in tgt_vocab
+        for x in src_vocab
+    )
 
 
 def learn(
@@ -1021,7 +1066,10 @@ def learn(
     best one learns the program from all of them. Ties go to the
     shorter program (shorter programs generalize better, paper section 5.2), then to
     the order of `_AUTO_ORDER`; a variant that predicts every held-out row stops the
-    search. Never looks at anything but the training rows.
+    search. Where letters with diacritics could be written plain first
+    (`plain_letter_pass`), the best variant is cross-validated with that pass too, and
+    taken with it only if it then predicts more held-out rows. Never looks at anything
+    but the training rows.
 
     `jobs` > 1 runs the cross-validation folds (and tied variants' final runs) in that
     many worker processes: the same result, sooner on an otherwise idle machine. The
@@ -1081,23 +1129,40 @@ def _learn_auto(
         if pool is not None and k >= 2
         else None
     )
+
+    def held_out_rows(rank: int, opts: Options) -> int:
+        held = 0
+        for fold in range(k):
+            if folds is not None:
+                right, part_seconds = folds[rank][fold].result()
+            else:
+                right, part_seconds = _fold(cv_pairs, features, opts, k, fold)
+            held += right
+            add_seconds(part_seconds)
+        return held
+
     held_by_rank: list[int] = []
     for rank, opts in enumerate(variants):
-        held = 0
-        if k >= 2:
-            for fold in range(k):
-                if folds is not None:
-                    right, part_seconds = folds[rank][fold].result()
-                else:
-                    right, part_seconds = _fold(cv_pairs, features, opts, k, fold)
-                held += right
-                add_seconds(part_seconds)
+        held = held_out_rows(rank, opts) if k >= 2 else 0
         held_by_rank.append(held)
         if held == len(cv_pairs) and k >= 2:
             for later in folds[rank + 1 :] if folds is not None else []:
                 for future in later:
                     future.cancel()
             break  # every held-out row right: no variant can do better
+    most = max(held_by_rank)
+    if k >= 2 and most < len(cv_pairs) and not options.plain_letters and _has_plain_letters(pairs):
+        # Plain letters first (`plain_letter_pass`), with the variant ahead so far: it
+        # pays where an accent says nothing the target keeps, and loses where it does.
+        # Taken only if it predicts more held-out rows: on a tie its shorter program
+        # can still cost more to compile (`TransformationApplied` on the map's tags).
+        plain = replace(variants[held_by_rank.index(most)], plain_letters=True)
+        if folds is not None:
+            folds.append([pool.submit(_fold, cv_pairs, features, plain, k, fold) for fold in range(k)])
+        held = held_out_rows(len(variants), plain)
+        if held > most:
+            variants.append(plain)
+            held_by_rank.append(held)
     # The best held-out count decides; the program from all rows is learned only for
     # the variants that reach it (the shorter program, then the earlier variant, breaks
     # a tie), since a variant behind on held-out rows cannot win whatever its program.
@@ -1150,14 +1215,15 @@ def _learn_variant(
     tgt_vocab = {t for _, t in pairs for t in t}
     one_to_one = bool(pairs) and all(len(s) == len(t) for s, t in pairs) and not (src_vocab & tgt_vocab)
     seconds["alignment"] += time.perf_counter() - started
-    if options.token_map and not one_to_one and _transcription(pairs):
+    transcription = options.token_map and not one_to_one and _transcription(pairs)
+    if transcription or (options.plain_letters and not one_to_one):
         started = time.perf_counter()
         examples = [
             ex
             for word, tgt in zip(current, targets)
             for ex in tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one)
         ]
-        map_pass = token_map_pass(examples)
+        map_pass = token_map_pass(examples) if transcription else plain_letter_pass(examples, tgt_vocab)
         seconds["alignment"] += time.perf_counter() - started
         if map_pass.rules:
             passes.append(map_pass)
