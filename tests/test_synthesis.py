@@ -222,6 +222,47 @@ def test_auto_writes_plain_letters_first_where_cross_validation_says_it_helps():
     assert forced.program == result.program
 
 
+def test_a_broad_rule_may_take_an_exception_that_makes_another_change():
+    # a -> e before b in 24 words; in one odd word (dab) a -> o instead. A rule making
+    # that many changes may be taken with an exception for the odd word that makes its
+    # own change; a narrower one may not (it must wait until the odd word is decided).
+    from fstsynth import synthesis
+    from fstsynth.alignment import with_vowel_classes
+    from fstsynth.dsl import Identity
+    from fstsynth.synthesis import tagged_examples
+
+    words = [c + "ab" for c in "cdfghkmnpqrstvwxzbjlyçñ"] + ["cabd"]
+    pairs = [(tuple(w), tuple("dob" if w == "dab" else w.replace("a", "e"))) for w in words]
+    features = with_vowel_classes({}, sorted({t for s, t in pairs for t in s + t}))
+    options = Options(variant="token")
+    examples = [
+        ex
+        for src, tgt in pairs
+        for ex in tagged_examples(tuple((tok, None) for tok in src), tgt, features, "global")
+    ]
+    odd = next(i for i, ex in enumerate(examples) if ex.output == ("o",))
+    index = synthesis._atom_index(examples, features, options)
+    candidates, need = synthesis._candidates(examples, features, options, synthesis._Timer(None), index)
+    k = next(k for k, c in enumerate(candidates) if str(c.rule) == 'ReplaceBy(x, "a", "e")')
+    broad = candidates[k]
+    undecided = (1 << len(examples)) - 1
+    wrong = broad.fires & broad.wrong_where
+    assert wrong == 1 << odd
+    gain = broad.gainable.bit_count()
+    assert gain == len(words) - 1 >= synthesis._NOISE_GAIN
+
+    def cover(gain: int) -> list | None:
+        exceptions = synthesis._Exceptions(index, need, len(examples), options, candidates)
+        danger = (1 << len(exceptions.needed.indices)) - 1
+        return exceptions.cover(k, wrong, danger, gain, undecided)
+
+    (exception,) = cover(gain)
+    assert exception.fires >> odd & 1
+    assert not exception.fires & exception.wrong_where  # right wherever it fires: a -> o there
+    assert not isinstance(exception.rule.transformation, Identity)
+    assert cover(synthesis._NOISE_GAIN - 1) is None
+
+
 @pytest.mark.parametrize("variant", ["token", "feature"])
 def test_long_set_keys_choose_the_same_rules(monkeypatch, variant):
     # Over _LONG_SET examples the candidate pools file sets under `_LongSet` keys (a
