@@ -1286,6 +1286,12 @@ def _learn_variant(
         if map_pass.rules:
             passes.append(map_pass)
             current = run_pass_many(map_pass, current, features)
+            if not transcription:
+                # The accents are forgotten: the next pass learns from the plain words
+                # as a first pass would, with no `TransformationApplied` on this map
+                # (which, found in 10,000 Spanish words, made a transducer too large
+                # to build).
+                current = [[(tok, None) for tok, _ in word] for word in current]
             score = n_correct(current)
     for _ in range(options.max_passes):
         if score == len(pairs):
