@@ -799,20 +799,17 @@ class _Exceptions:
             # drop those no longer needed.
             return [e for e in cached if e.fires & wrong]
         rules: list[_Candidate] = []
-        # Those changing tokens first: an `Identity` exception may then fire on their
-        # examples too (they are decided by the time it is reached).
-        left = wrong & self.need
+        left = wrong
         while left:
-            rule = None if len(rules) == self.limit else self._changing(_lowest_bit(left), left, undecided)
-            if rule is None:
+            if len(rules) == self.limit:
                 return None
-            rules.append(rule)
-            left &= ~rule.fires
-        left = wrong & ~self.need
-        for rule in rules:
-            left &= ~rule.fires
-        while left:
-            rule = None if len(rules) == self.limit else self._one(_lowest_bit(left), left, danger)
+            # Those changing tokens first: an `Identity` exception may then fire on
+            # their examples too (they are decided by the time it is reached).
+            changing = left & self.need
+            if changing:
+                rule = self._changing(_lowest_bit(changing), changing, undecided)
+            else:
+                rule = self._one(_lowest_bit(left), left, danger)
             if rule is None:
                 return None
             rules.append(rule)
