@@ -749,9 +749,14 @@ class _Exceptions:
         self.index = index
         self.need = need
         self.pool = pool
-        # Per anchor example, the changing exception found and how many examples were
-        # undecided then (as they get decided, more rules become right where they fire).
-        self.changing: dict[int, tuple[int, _Candidate | None]] = {}
+        # For the exceptions that make a change (`_changing`): the pool's candidates by
+        # transformation, and where each example sits in their positive examples. Made
+        # when first needed.
+        self.by_group: dict[int, list[_Candidate]] | None = None
+        self.slots: dict[int, list[tuple[int, int]]] = {}
+        # Per anchor example, the changing exception found (kept: it stays right as
+        # examples get decided), or, if none, how many examples were undecided then.
+        self.changing: dict[int, _Candidate | int] = {}
         self.limit = options.exceptions
         self.depth = max(1, options.max_conjuncts)
         self.variant = options.variant
@@ -820,20 +825,35 @@ class _Exceptions:
     def _changing(self, anchor: int, left: int, undecided: int) -> _Candidate | None:
         """The candidate firing at `anchor` and right on every undecided example where
         it fires with the fewest predicates; among those, the one firing on most of
-        `left`, then the cheapest, then the smallest printed form."""
+        `left`, then the cheapest, then the smallest printed form. Found once per
+        anchor."""
         count = undecided.bit_count()
         seen = self.changing.get(anchor)
-        if seen is not None and seen[0] == count:
-            return seen[1]
+        if isinstance(seen, _Candidate):
+            return seen
+        if seen == count:
+            return None
+        if self.by_group is None:
+            self.by_group = {}
+            groups = {}
+            for cand in self.pool:
+                self.by_group.setdefault(cand.positives.number, []).append(cand)
+                groups[cand.positives.number] = cand.positives
+            for number, group in groups.items():
+                for bit, index in enumerate(group.indices):
+                    self.slots.setdefault(index, []).append((number, bit))
         best = None
         best_key = None
-        for cand in self.pool:
-            if not cand.fires >> anchor & 1 or cand.fires & cand.wrong_where & undecided:
-                continue
-            key = (len(cand.rule.predicates), -(cand.fires & left).bit_count(), cand.cost, cand.text)
-            if best_key is None or key < best_key:
-                best, best_key = cand, key
-        self.changing[anchor] = (count, best)
+        # Only the transformations right at the anchor, and of those the candidates
+        # firing there: tested on the small positive-example bitsets, not the long ones.
+        for number, bit in self.slots.get(anchor, ()):
+            for cand in self.by_group[number]:
+                if not cand.gainable >> bit & 1 or cand.fires & cand.wrong_where & undecided:
+                    continue
+                key = (len(cand.rule.predicates), -(cand.fires & left).bit_count(), cand.cost, cand.text)
+                if best_key is None or key < best_key:
+                    best, best_key = cand, key
+        self.changing[anchor] = best if best is not None else count
         return best
 
     def _one(self, anchor: int, left: int, danger: int) -> _Candidate | None:
