@@ -108,7 +108,8 @@ class Options:
     # still learned from all rows): with more, the choice costs more than the program.
     cv_rows: int = 1000
     # A broad rule wrong only on examples that need no change may be taken with up to
-    # this many `Identity` rules before it that keep those examples as they are
+    # this many `Identity` rules before it that keep those examples as they are, and a
+    # very broad one also with rules making another change at a few odd examples
     # (`_Exceptions`); 0: never.
     exceptions: int = 3
 
@@ -741,7 +742,11 @@ class _Exceptions:
     Without them the selection, which takes no rule wrong on an undecided example,
     splits one broad rule into a narrow rule per context it saw (Spanish `i -> j` before
     a vowel, blocked by `ci` + vowel, became one rule per preceding consonant) and
-    predicts nothing for the contexts it did not see."""
+    predicts nothing for the contexts it did not see.
+
+    A rule of `_NOISE_GAIN` changes or more may also be wrong at a few examples that
+    need another change: its exception there is a candidate of the pool that is right
+    wherever it fires (`_changing`)."""
 
     def __init__(
         self, index: _AtomIndex, need: int, n: int, options: Options, pool: list[_Candidate]
@@ -1229,8 +1234,8 @@ def _learn_auto(
     if k >= 2 and most < len(cv_pairs) and not options.plain_letters and _has_plain_letters(pairs):
         # Plain letters first (`plain_letter_pass`), with the variant ahead so far: it
         # pays where an accent says nothing the target keeps, and loses where it does.
-        # Taken only if it predicts more held-out rows: on a tie its shorter program
-        # can still cost more to compile (`TransformationApplied` on the map's tags).
+        # Taken only if it predicts more held-out rows: it forgets what the accents
+        # said, which a tie does not justify.
         plain = replace(variants[held_by_rank.index(most)], plain_letters=True)
         if folds is not None:
             folds.append([pool.submit(_fold, cv_pairs, features, plain, k, fold) for fold in range(k)])
