@@ -749,16 +749,22 @@ class _Exceptions:
     wherever it fires (`_changing`)."""
 
     def __init__(
-        self, index: _AtomIndex, need: int, n: int, options: Options, pool: list[_Candidate]
+        self,
+        index: _AtomIndex,
+        need: int,
+        n: int,
+        options: Options,
+        pool: list[_Candidate],
+        slots: Mapping[int, list[tuple[int, int]]],
     ) -> None:
         self.index = index
         self.need = need
+        # For the exceptions that make a change (`_changing`): the pool, its candidates
+        # by transformation (made when first needed), and where each example sits in
+        # the transformations' positive examples (selection's `slots`).
         self.pool = pool
-        # For the exceptions that make a change (`_changing`): the pool's candidates by
-        # transformation, and where each example sits in their positive examples. Made
-        # when first needed.
         self.by_group: dict[int, list[_Candidate]] | None = None
-        self.slots: dict[int, list[tuple[int, int]]] = {}
+        self.slots = slots
         # Per anchor example, the changing exception found (kept: it stays right as
         # examples get decided), or, if none, how many examples were undecided then.
         self.changing: dict[int, _Candidate | int] = {}
@@ -840,19 +846,14 @@ class _Exceptions:
             return None
         if self.by_group is None:
             self.by_group = {}
-            groups = {}
             for cand in self.pool:
                 self.by_group.setdefault(cand.positives.number, []).append(cand)
-                groups[cand.positives.number] = cand.positives
-            for number, group in groups.items():
-                for bit, index in enumerate(group.indices):
-                    self.slots.setdefault(index, []).append((number, bit))
         best = None
         best_key = None
         # Only the transformations right at the anchor, and of those the candidates
         # firing there: tested on the small positive-example bitsets, not the long ones.
         for number, bit in self.slots.get(anchor, ()):
-            for cand in self.by_group[number]:
+            for cand in self.by_group.get(number, ()):  # `needed` has no candidates
                 if not cand.gainable >> bit & 1 or cand.fires & cand.wrong_where & undecided:
                     continue
                 key = (len(cand.rule.predicates), -(cand.fires & left).bit_count(), cand.cost, cand.text)
@@ -916,6 +917,16 @@ class _Exceptions:
         return _Candidate(rule, fires, 0, self.no_positives, key[2], key[3], self.need, self.right)
 
 
+def _slots(groups: Iterable[_Positives]) -> dict[int, list[tuple[int, int]]]:
+    """Where each example sits in the positive examples of each transformation: a list
+    of (group number, bit) per example index."""
+    slots: dict[int, list[tuple[int, int]]] = {}
+    for group in groups:
+        for bit, index in enumerate(group.indices):
+            slots.setdefault(index, []).append((group.number, bit))
+    return slots
+
+
 def synthesize_pass(
     examples: Sequence[TaggedExample],
     features: Features,
@@ -925,7 +936,8 @@ def synthesize_pass(
     timer = timer or _Timer(options.time_limit)
     index = _atom_index(examples, features, options)
     candidates, need = _candidates(examples, features, options, timer, index)
-    exceptions = _Exceptions(index, need, len(examples), options, candidates)
+    slots: dict[int, list[tuple[int, int]]] = {}  # filled below, before any selection
+    exceptions = _Exceptions(index, need, len(examples), options, candidates, slots)
     undecided = (1 << len(examples)) - 1
     rules: list[Rule] = []
     # Each round takes the candidate with the least (-gain, cost, text, index) among
@@ -950,10 +962,7 @@ def synthesize_pass(
     groups = {id(cand.positives): cand.positives for cand in candidates}
     groups[id(exceptions.needed)] = exceptions.needed
     undecided_at = {group.number: (1 << len(group.indices)) - 1 for group in groups.values()}
-    slots: dict[int, list[tuple[int, int]]] = {}
-    for group in groups.values():
-        for bit, index in enumerate(group.indices):
-            slots.setdefault(index, []).append((group.number, bit))
+    slots.update(_slots(groups.values()))
     group_of = [cand.positives.number for cand in candidates]
     heap = []
     for rank, k in enumerate(order):
@@ -1042,9 +1051,10 @@ def synthesize_pass(
             for number, bit in slots.get(index, ()):
                 cleared.setdefault(number, []).append(bit)
             for key in waiting.pop(index, ()):
-                cand = candidates[order[key % m]]
+                k = order[key % m]
+                cand = candidates[k]
                 wrong = cand.fires & cand.wrong_where & undecided
-                gain = (gainable[order[key % m]] & undecided_at[group_of[order[key % m]]]).bit_count()
+                gain = (gainable[k] & undecided_at[group_of[k]]).bit_count()
                 if wrong and not exceptions.tolerates(gain, wrong):
                     waiting.setdefault(witness(wrong), []).append(key)
                 else:
@@ -1114,11 +1124,17 @@ def plain_letter_pass(examples: Sequence[TaggedExample], target_vocab: set[Token
     """
     rules = []
     for x, by in _output_counts(examples).items():
-        if x in target_vocab or base_letters(x) in ("", x):
-            continue
-        if by.get(base_letters(x)):
-            rules.append(Rule((), ReplaceBy(x, (base_letters(x),))))
+        plain = _plain_letter(x, target_vocab)
+        if plain is not None and by.get(plain):
+            rules.append(Rule((), ReplaceBy(x, (plain,))))
     return Pass(tuple(rules))
+
+
+def _plain_letter(token: Token, target_vocab: set[Token]) -> Token | None:
+    """The letter `token` is without its diacritics, if it has some and no target uses
+    it (`plain_letter_pass`)."""
+    plain = base_letters(token)
+    return plain if token not in target_vocab and plain not in ("", token) else None
 
 
 def _has_plain_letters(pairs: Sequence[tuple[Word, Word]]) -> bool:
@@ -1126,10 +1142,7 @@ def _has_plain_letters(pairs: Sequence[tuple[Word, Word]]) -> bool:
     that no target uses, whose plain letter some target uses."""
     src_vocab = {t for s, _ in pairs for t in s}
     tgt_vocab = {t for _, t in pairs for t in t}
-    return any(
-        x not in tgt_vocab and base_letters(x) not in ("", x) and base_letters(x) in tgt_vocab
-        for x in src_vocab
-    )
+    return any(_plain_letter(x, tgt_vocab) in tgt_vocab for x in src_vocab)
 
 
 def learn(
@@ -1295,17 +1308,25 @@ def _learn_variant(
     tgt_vocab = {t for _, t in pairs for t in t}
     one_to_one = bool(pairs) and all(len(s) == len(t) for s, t in pairs) and not (src_vocab & tgt_vocab)
     seconds["alignment"] += time.perf_counter() - started
+
+    def examples_of(words: list[list[TaggedToken]]) -> list[TaggedExample]:
+        examples: list[TaggedExample] = []
+        for word, tgt in zip(words, targets):
+            timer.check()  # alignment is quadratic in word length: bound it too
+            examples.extend(
+                tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one)
+            )
+        return examples
+
+    ready: list[TaggedExample] | None = None  # examples of `current`, when already made
     transcription = options.token_map and not one_to_one and _transcription(pairs)
     if transcription or (options.plain_letters and not one_to_one):
         started = time.perf_counter()
-        examples = [
-            ex
-            for word, tgt in zip(current, targets)
-            for ex in tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one)
-        ]
-        map_pass = token_map_pass(examples) if transcription else plain_letter_pass(examples, tgt_vocab)
+        ready = examples_of(current)
+        map_pass = token_map_pass(ready) if transcription else plain_letter_pass(ready, tgt_vocab)
         seconds["alignment"] += time.perf_counter() - started
         if map_pass.rules:
+            ready = None
             passes.append(map_pass)
             current = run_pass_many(map_pass, current, features)
             if not transcription:
@@ -1319,12 +1340,8 @@ def _learn_variant(
         if score == len(pairs):
             break
         started = time.perf_counter()
-        examples = []
-        for word, tgt in zip(current, targets):
-            timer.check()  # alignment is quadratic in word length: bound it too
-            examples.extend(
-                tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one)
-            )
+        examples = ready if ready is not None else examples_of(current)
+        ready = None
         seconds["alignment"] += time.perf_counter() - started
         started = time.perf_counter()
         pass_ = synthesize_pass(examples, features, options, timer)

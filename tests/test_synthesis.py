@@ -257,7 +257,8 @@ def test_a_broad_rule_may_take_an_exception_that_makes_another_change():
     assert gain == len(words) - 1 >= synthesis._NOISE_GAIN
 
     def cover(gain: int) -> list | None:
-        exceptions = synthesis._Exceptions(index, need, len(examples), options, candidates)
+        slots = synthesis._slots({c.positives.number: c.positives for c in candidates}.values())
+        exceptions = synthesis._Exceptions(index, need, len(examples), options, candidates, slots)
         danger = (1 << len(exceptions.needed.indices)) - 1
         return exceptions.cover(k, wrong, danger, gain, undecided)
 
