@@ -301,13 +301,17 @@ def _atom_table(
     feature_names = sorted({f for feats in features.values() for f in feats}) if use_features else []
     w = options.window
     tiers = [t for t in TIERS if t in feature_names] if options.tiers else []
-    # The atoms true at an example depend on a few (token, tag) values around it: each
-    # such group of atoms is made once, as indices into `found` (the atoms in the order
-    # first seen, which the result keeps), and each example only appends itself to the
-    # groups' lists. Hashing predicates once per example was most of the cost.
+    # The atoms true at an example depend on one value in each of a few slots around it
+    # (the (token, tag) at an offset; the token at a tier index): each such group of
+    # atoms is made once, as indices into `found` (the atoms in the order first seen,
+    # which the result keeps), and an example only records its group's number in each
+    # slot. The table is then filled a slot at a time, numpy copying each group's row to
+    # its examples. (Hashing predicates once per example was most of the cost; then
+    # appending each example to its atoms' lists.)
     found: list[Predicate] = []
     index_of: dict[Predicate, int] = {}
-    where: list[list[int]] = []
+    slot_groups: dict[tuple[str, int] | int, list[tuple[int, ...]]] = {}  # per slot, its groups
+    slot_rows: dict[tuple[str, int] | int, list[int]] = {}  # per slot, each example's group
 
     def indices(preds: list[Predicate]) -> tuple[int, ...]:
         out = []
@@ -316,15 +320,19 @@ def _atom_table(
             if i is None:
                 i = index_of[pred] = len(found)
                 found.append(pred)
-                where.append([])
             out.append(i)
         return tuple(out)
 
-    tier_cache: dict[tuple[int, str], list[int]] = {}
-    tier_groups: dict[tuple[str, int, Token | None], tuple[int, ...]] = {}
+    def new_group(slot: tuple[str, int] | int, preds: list[Predicate]) -> int:
+        groups = slot_groups.setdefault(slot, [])
+        groups.append(indices(preds))
+        return len(groups) - 1
 
-    def tier_group(tier: str, index: int, tok: Token | None) -> tuple[int, ...]:
-        """Atoms on the `index`-th `tier` token, `tok` (None: there is none)."""
+    tier_cache: dict[tuple[int, str], list[int]] = {}
+    tier_groups: dict[tuple[str, int, Token | None], int] = {}
+
+    def tier_group(tier: str, index: int, tok: Token | None) -> int:
+        """The group of atoms on the `index`-th `tier` token, `tok` (None: there is none)."""
         key = (tier, index, tok)
         group = tier_groups.get(key)
         if group is None:
@@ -342,11 +350,15 @@ def _atom_table(
                         continue
                     pred = TierIs(tier, f, index)
                     preds.append(pred if feats.get(f, False) else Not(pred))
-            group = tier_groups[key] = indices(preds)
+            group = tier_groups[key] = new_group((tier, index), preds)
         return group
 
-    for k, ex in enumerate(examples):
-        for tier in tiers:
+    tier_slots = [
+        (tier, [(index, slot_rows.setdefault((tier, index), [])) for index in TIER_INDICES])
+        for tier in tiers
+    ]
+    for ex in examples:
+        for tier, slots in tier_slots:
             key = (id(ex.word), tier)
             on = tier_cache.get(key)
             if on is None:
@@ -354,16 +366,16 @@ def _atom_table(
                 tier_cache[key] = on
             right = [i for i in on if i > ex.position]
             left = [i for i in reversed(on) if i < ex.position]
-            for index in TIER_INDICES:
+            for index, rows in slots:
                 seq = right if index > 0 else left
                 tok = ex.word[seq[abs(index) - 1]][0] if abs(index) <= len(seq) else None
-                for i in tier_group(tier, index, tok):
-                    where[i].append(k)
+                rows.append(tier_group(tier, index, tok))
 
-    groups: dict[tuple[int, Token | None, int], tuple[int, ...]] = {}
-    for k, ex in enumerate(examples):
+    groups: dict[tuple[int, Token | None, int], int] = {}
+    offset_slots = [(offset, slot_rows.setdefault(offset, [])) for offset in range(-w, w + 1)]
+    for ex in examples:
         word, position = ex.word, ex.position
-        for offset in range(-w, w + 1):
+        for offset, rows in offset_slots:
             at = position + offset
             if 0 <= at < len(word):
                 tok, tag = word[at]
@@ -381,12 +393,17 @@ def _atom_table(
                 feats = features.get(tok, {}) if tok is not None else {}
                 for f in feature_names:
                     preds.append(Is(f, offset) if feats.get(f, False) else Not(Is(f, offset)))
-                group = groups[key] = indices(preds)
-            for i in group:
-                where[i].append(k)
+                group = groups[key] = new_group(offset, preds)
+            rows.append(group)
     table = np.zeros((len(examples), len(found)), dtype=np.uint8)
-    for i, ks in enumerate(where):
-        table[ks, i] = 1
+    for slot, made in slot_groups.items():
+        # A slot's atoms name its offset (or tier and index): no other slot has them.
+        columns = sorted({i for group in made for i in group})
+        place = {i: j for j, i in enumerate(columns)}
+        member = np.zeros((len(made), len(columns)), dtype=np.uint8)
+        for number, group in enumerate(made):
+            member[number, [place[i] for i in group]] = 1
+        table[:, columns] = member[np.array(slot_rows[slot], dtype=np.intp)]
     return found, table
 
 
