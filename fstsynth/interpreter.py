@@ -21,7 +21,7 @@ boundary `$`. The compiler must implement exactly this.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from fstsynth.dsl import (
     BOUNDARY,
@@ -186,6 +186,32 @@ def _token_needed(rule: Rule) -> tuple[bool, Token | None]:
     return False, None
 
 
+_Test = Callable[[Sequence[TaggedToken], int], bool]
+
+
+def _test(pred: Predicate, features: Features) -> _Test:
+    """`eval_predicate(pred, ., ., features)` as a function of (word, position) alone:
+    the predicate's kind is looked at once, not at every position."""
+    if isinstance(pred, Not):
+        inner = _test(pred.predicate, features)
+        return lambda word, position: not inner(word, position)
+    if isinstance(pred, TierIs):
+        return lambda word, position: _tier_is(pred, word, position, features)
+    offset = pred.offset
+    if isinstance(pred, IsToken) and pred.token is BOUNDARY:
+        return lambda word, position: not 0 <= position + offset < len(word)
+    if isinstance(pred, IsToken):
+        token = pred.token
+        return lambda word, position: 0 <= position + offset < len(word) and word[position + offset][0] == token
+    if isinstance(pred, Is):
+        having = frozenset(tok for tok, feats in features.items() if feats.get(pred.feature, False))
+        return lambda word, position: 0 <= position + offset < len(word) and word[position + offset][0] in having
+    if isinstance(pred, TransformationApplied):
+        tag = pred.transformation
+        return lambda word, position: 0 <= position + offset < len(word) and word[position + offset][1] == tag
+    raise TypeError(f"not a predicate: {pred!r}")
+
+
 def run_pass_many(
     pass_: Pass, words: Sequence[Sequence[TaggedToken]], features: Features
 ) -> list[list[TaggedToken]]:
@@ -193,16 +219,20 @@ def run_pass_many(
 
     A learned pass holds hundreds of rules, most of them for one token at the current
     position: each position only tries the rules that can fire on its token (in their
-    order), so the cost no longer grows with every rule of the pass.
+    order), so the cost no longer grows with every rule of the pass. Each predicate is
+    made a function of the word and position once (`_test`).
     """
     needs = [_token_needed(rule) for rule in pass_.rules]
-    by_token: dict[Token | None, list[Rule]] = {}
+    tests = [[_test(pred, features) for pred in rule.predicates] for rule in pass_.rules]
+    by_token: dict[Token | None, list[tuple[list[_Test], Transformation]]] = {}
 
-    def rules_for(token: Token | None) -> list[Rule]:
+    def rules_for(token: Token | None) -> list[tuple[list[_Test], Transformation]]:
         rules = by_token.get(token)
         if rules is None:
             rules = by_token[token] = [
-                rule for rule, (bound, need) in zip(pass_.rules, needs) if not bound or need == token
+                (rule_tests, rule.transformation)
+                for rule, rule_tests, (bound, need) in zip(pass_.rules, tests, needs)
+                if not bound or need == token
             ]
         return rules
 
@@ -212,11 +242,14 @@ def run_pass_many(
         out: list[TaggedToken] = []
         for position in range(START, len(word)):
             token = None if position == START else word[position][0]
-            for rule in rules_for(token):
-                produced = fire(rule, word, position, features)
-                if produced is not None:
-                    tag: Transformation = rule.transformation
-                    break
+            for rule_tests, tag in rules_for(token):
+                for holds in rule_tests:
+                    if not holds(word, position):
+                        break
+                else:
+                    produced = apply_transformation(tag, word, position)
+                    if produced is not None:
+                        break
             else:
                 produced = () if position == START else (token,)
                 tag = identity
