@@ -933,6 +933,21 @@ def _det_table(det: pynini.Fst, chunks: Mapping[int, tuple[int, ...]], subsequen
     return trans, final, det.start()
 
 
+def _walk(
+    trans: Sequence[Mapping[int, tuple[int, tuple[int, ...]]]], state: int, labels: Iterable[int]
+) -> tuple[int, list[int]] | None:
+    """Follow `labels` through a deterministic table from `state`: the state reached and
+    the output labels, or None where a label has no transition."""
+    out: list[int] = []
+    for label in labels:
+        hit = trans[state].get(label)
+        if hit is None:
+            return None
+        state, emitted = hit
+        out += emitted
+    return state, out
+
+
 class _Walking:
     """What both table walkers read words with: the start label, the label unseen tokens
     become, and the token <-> label maps."""
@@ -1000,16 +1015,10 @@ class Walker(_Walking):
         states = list(self._states[sid])
         seq: list[int] = [label]
         for k, (trans, _final, _start) in enumerate(self.tables):
-            out: list[int] = []
-            state = states[k]
-            for lab in seq:
-                hit = trans[state].get(lab)
-                if hit is None:
-                    return None
-                state, emitted = hit
-                out += emitted
-            states[k] = state
-            seq = out
+            walked = _walk(trans, states[k], seq)
+            if walked is None:
+                return None
+            states[k], seq = walked
         result = (self._intern(tuple(states)), self._as_tokens(seq))
         self._rows[sid][label] = result
         return result
@@ -1022,19 +1031,11 @@ class Walker(_Walking):
         seq: list[int] = []
         result: tuple[Token, ...] | None = None
         for (trans, final, _start), state in zip(self.tables, self._states[sid]):
-            out: list[int] = []
-            for lab in seq:
-                hit = trans[state].get(lab)
-                if hit is None:
-                    break
-                state, emitted = hit
-                out += emitted
-            else:
-                tail = final[state]
-                if tail is not None:
-                    seq = out + list(tail)
-                    continue
-            break
+            walked = _walk(trans, state, seq)
+            tail = None if walked is None else final[walked[0]]
+            if walked is None or tail is None:
+                break
+            seq = walked[1] + list(tail)
         else:
             result = self._as_tokens(seq)
         self._finals[sid] = result
@@ -1153,15 +1154,9 @@ class _OneWayPass:
 
     def __call__(self, labels: Sequence[int]) -> list[int] | None:
         """The pass's output labels for input `labels` (None: not accepted)."""
-        trans, state, out = self.trans, self.start, []
-        for label in labels:
-            hit = trans[state].get(label)
-            if hit is None:
-                return None
-            state, emitted = hit
-            out += emitted
-        ends = self.final[state]
-        return None if ends is None else out + list(ends)
+        walked = _walk(self.trans, self.start, labels)
+        ends = None if walked is None else self.final[walked[0]]
+        return None if walked is None or ends is None else walked[1] + list(ends)
 
 
 class TwoWayWalker(_Walking):
