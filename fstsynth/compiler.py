@@ -64,6 +64,7 @@ from fstsynth.dsl import (
     Transformation,
     TransformationApplied,
     looks_unboundedly_right,
+    pass_looks_unboundedly_right,
     referenced_tags,
 )
 
@@ -1187,7 +1188,7 @@ class TwoWayWalker(_Walking):
     ) -> "TwoWayWalker":
         walks: list[_TwoWayPass | _OneWayPass] = []
         for pc in passes:
-            if looks_unboundedly_right(Program((pc.pass_,))):
+            if pass_looks_unboundedly_right(pc.pass_):
                 walks.append(_TwoWayPass(*pc.chunked()))
             else:
                 walks.append(_OneWayPass(_pass_table(pc, syms)))

@@ -572,10 +572,10 @@ def parse(text: str) -> Any:
     return node
 
 
-def looks_unboundedly_right(program: Program) -> bool:
-    """True if some rule tests a tier to the right (`TierIs` with index > 0).
+def pass_looks_unboundedly_right(pass_: Pass) -> bool:
+    """True if some rule of the pass tests a tier to the right (`TierIs` with index > 0).
 
-    Such a rule depends on tokens arbitrarily far ahead, so its pass is not a
+    Such a rule depends on tokens arbitrarily far ahead, so the pass is not a
     subsequential function and has no deterministic (left-to-right) table form.
     """
 
@@ -584,4 +584,10 @@ def looks_unboundedly_right(program: Program) -> bool:
             pred = pred.predicate
         return isinstance(pred, TierIs) and pred.index > 0
 
-    return any(right(p) for pass_ in program.passes for r in pass_.rules for p in r.predicates)
+    return any(right(p) for r in pass_.rules for p in r.predicates)
+
+
+def looks_unboundedly_right(program: Program) -> bool:
+    """True if some pass of the program looks unboundedly right (see
+    `pass_looks_unboundedly_right`)."""
+    return any(pass_looks_unboundedly_right(pass_) for pass_ in program.passes)
