@@ -56,9 +56,8 @@ from fstsynth.dsl import (
     referenced_tags,
 )
 from fstsynth.errors import UserError
+from fstsynth.types import Token, Features
 
-Token = str
-Features = Mapping[Token, Mapping[str, bool]]
 
 NOTHING = "~[?*]"  # the empty language
 

@@ -27,19 +27,23 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping, Sequence
+from fstsynth.types import Token, Word, Features
 
-# lingpy floods the log on first import and installs a root handler at INFO.
+# lingpy logs at INFO on its first import and may configure the root logger: silence
+# it while importing, then put the root logger back as the process had it (a library
+# import must leave the application's logging alone).
+_root = logging.getLogger()
+_root_level, _root_handlers = _root.level, list(_root.handlers)
+_disabled = logging.root.manager.disable
 logging.disable(logging.INFO)
 try:
     from lingpy.align.pairwise import nw_align, sw_align
 finally:
-    logging.disable(logging.NOTSET)
+    logging.disable(_disabled)
+    _root.setLevel(_root_level)
+    _root.handlers[:] = _root_handlers
     logging.getLogger("lingpy").setLevel(logging.WARNING)
-    logging.getLogger().setLevel(logging.WARNING)
 
-Token = str
-Word = tuple[Token, ...]
-Features = Mapping[Token, Mapping[str, bool]]
 #: Learned similarity of a source token to a different target token, in (-0.3, 0.9].
 Affinity = Mapping[tuple[Token, Token], float]
 

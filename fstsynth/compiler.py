@@ -67,10 +67,8 @@ from fstsynth.dsl import (
     pass_looks_unboundedly_right,
     referenced_tags,
 )
+from fstsynth.types import Token, Word, Features
 
-Token = str
-Word = tuple[Token, ...]
-Features = Mapping[Token, Mapping[str, bool]]
 
 UNK = "<unk>"
 START_SYMBOL = "<s>"

@@ -25,8 +25,8 @@ import json
 import functools
 from dataclasses import dataclass
 from typing import Any, Union
+from fstsynth.types import Token
 
-Token = str
 BOUNDARY: None = None
 
 

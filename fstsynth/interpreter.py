@@ -43,12 +43,8 @@ from fstsynth.dsl import (
     Transformation,
     TransformationApplied,
 )
+from fstsynth.types import Token, Word, Features, TaggedToken
 
-Token = str
-Word = tuple[Token, ...]
-Features = Mapping[Token, Mapping[str, bool]]
-#: A token with the transformation that produced it in the previous pass (None: input).
-TaggedToken = tuple[Token, "Transformation | None"]
 
 START = -1  # the position before the first token
 

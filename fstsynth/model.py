@@ -53,6 +53,7 @@ from fstsynth.fileio import atomic_directory
 from fstsynth.interpreter import run
 from fstsynth.problem import Problem
 from fstsynth.synthesis import LearnResult, Options, learn
+from fstsynth.types import Token, Word
 
 FORMAT_NAME = "fstsynth-model"
 FORMAT_VERSION = 2
@@ -60,8 +61,6 @@ MODEL_JSON = "model.json"
 MODEL_FAR = "model.far"
 SYMBOLS_TXT = "symbols.txt"
 
-Token = str
-Word = tuple[Token, ...]
 
 #: Longest training word, in tokens: lingpy's alignment is quadratic in word length
 #: (measured: 300 tokens 0.2 s, 1,000 tokens 2.4 s per pair).

@@ -26,11 +26,10 @@ from pathlib import Path
 from typing import Sequence
 
 from fstsynth.problem import Problem
+from fstsynth.types import Token, Word
 
 log = logging.getLogger(__name__)
 
-Token = str
-Word = tuple[Token, ...]
 
 # Phonetisaurus splits the source side into bytes, not characters (a multi-byte UTF-8
 # character becomes several symbols that share prefixes, and the model learns garbage):

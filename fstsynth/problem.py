@@ -23,12 +23,10 @@ from typing import Any, Mapping, Sequence
 import regex
 
 from fstsynth.errors import UserError
+from fstsynth.types import Token, Word, Features
 
 log = logging.getLogger(__name__)
 
-Token = str
-Word = tuple[Token, ...]
-Features = Mapping[Token, Mapping[str, bool]]
 
 #: A cell to predict (a test cell in the benchmark).
 UNKNOWN = "?"

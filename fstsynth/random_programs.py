@@ -38,9 +38,8 @@ from fstsynth.dsl import (
     Transformation,
     TransformationApplied,
 )
+from fstsynth.types import Token, Word
 
-Token = str
-Word = tuple[Token, ...]
 
 FEATURES: dict[Token, dict[str, bool]] = {
     "a": {"vowel": True, "voice": True},

@@ -68,10 +68,8 @@ from fstsynth.dsl import (
 )
 from fstsynth.errors import UserError
 from fstsynth.interpreter import START, TaggedToken, apply_transformation, run_many, run_pass_many
+from fstsynth.types import Token, Word, Features
 
-Token = str
-Word = tuple[Token, ...]
-Features = Mapping[Token, Mapping[str, bool]]
 
 VARIANTS = ("nofeature", "token", "feature")
 #: `auto` picks one of VARIANTS per column pair by cross-validation on the training rows.

@@ -51,3 +51,34 @@ def test_boundary_in_the_corpus():
                     if isinstance(inner, dsl.IsToken) and inner.token is dsl.BOUNDARY:
                         offsets.add(inner.offset)
     assert {-1, 0, 1} <= offsets
+
+
+def test_importing_the_library_leaves_the_root_logger_alone():
+    """An application's logging set-up survives `import fstsynth...` (lingpy, imported
+    by the aligner, logs at import; we silence it without touching the root logger)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import logging\n"
+        "logging.getLogger().setLevel(logging.DEBUG)\n"
+        "import fstsynth.cli, fstsynth.model, fstsynth.alignment\n"
+        "root = logging.getLogger()\n"
+        "print(root.level, len(root.handlers), logging.root.manager.disable)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(10), "0", "0"]
+
+
+def test_domain_types_have_one_home():
+    """Token, Word and Features are declared in `fstsynth.types` alone."""
+    import re
+
+    from conftest import ROOT
+
+    declared = [
+        str(path.relative_to(ROOT))
+        for path in [*ROOT.glob("fstsynth/*.py"), *ROOT.glob("exporters/*.py")]
+        if re.search(r"^(Token|Word|Features|TaggedToken) = ", path.read_text(encoding="utf-8"), re.M)
+    ]
+    assert declared == ["fstsynth/types.py"]
