@@ -26,7 +26,7 @@ import logging
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 from fstsynth.types import Token, Word, Features
 
 # lingpy logs at INFO on its first import and may configure the root logger: silence
@@ -358,7 +358,11 @@ def _competitive_links(
 
 
 def learn_affinity(
-    pairs: Sequence[tuple[Word, Word]], features: Features, mode: str = "global", rounds: int = 2
+    pairs: Sequence[tuple[Word, Word]],
+    features: Features,
+    mode: str = "global",
+    rounds: int = 2,
+    check: Callable[[], None] | None = None,
 ) -> dict[tuple[Token, Token], float]:
     """Which source token corresponds to which (different) target token, learned from
     the training pairs of one column pair.
@@ -368,7 +372,8 @@ def learn_affinity(
     EM: align every pair with the current affinities and re-estimate them as the Dice
     coefficient of aligned (substituted) token pairs; the co-occurrence links stay as a
     floor, since one bad early alignment must not erase them. Deterministic: counts and
-    sorted iteration only.
+    sorted iteration only. `check` is called before each pair is aligned (a deadline
+    raises there).
     """
     src_vocab = {t for s, _ in pairs for t in s}
     tgt_vocab = {t for _, t in pairs for t in t}
@@ -392,6 +397,8 @@ def learn_affinity(
         c_src: dict[Token, float] = {}
         c_tgt: dict[Token, float] = {}
         for s, t in pairs:
+            if check is not None:
+                check()
             for x in s:
                 c_src[x] = c_src.get(x, 0) + 1
             for y in t:

@@ -323,9 +323,11 @@ def learn_model(
         label = f"{problem.columns[s]} -> {problem.columns[t]}"
         if progress:
             progress(k, len(todo), label)
+        # One deadline for the column pair: learning (every fold and variant of `auto`)
+        # and compilation share it.
         deadline = None if options.time_limit is None else time.monotonic() + options.time_limit
         try:
-            result: LearnResult = learn(problem.training_pairs(s, t), features, options, jobs)
+            result: LearnResult = learn(problem.training_pairs(s, t), features, options, jobs, deadline)
             started = time.perf_counter()
             compiled = compile_program(result.program, alphabet, features, deadline=deadline)
         except UserError as exc:

@@ -62,24 +62,24 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None):
     read `cv_pairs` (default: all rows)."""
     from dataclasses import replace
 
-    from fstsynth.synthesis import _AUTO_ORDER, _learn_variant
+    from fstsynth.synthesis.learner import AUTO_ORDER, learn_variant
 
     all_pairs, pairs = pairs, pairs if cv_pairs is None else cv_pairs
     k = min(options.folds, len(pairs))
     best_key = best = None
-    for rank, variant in enumerate(_AUTO_ORDER):
+    for rank, variant in enumerate(AUTO_ORDER):
         opts = replace(options, variant=variant)
         held = 0
         if k >= 2:
             for fold in range(k):
                 train = [p for i, p in enumerate(pairs) if i % k != fold]
-                part = _learn_variant(train, features, opts)
+                part = learn_variant(train, features, opts)
                 held += sum(
                     run(part.program, src, features) == tgt
                     for i, (src, tgt) in enumerate(pairs)
                     if i % k == fold
                 )
-        result = _learn_variant(all_pairs, features, opts)
+        result = learn_variant(all_pairs, features, opts)
         key = (-held, result.program.rule_count, rank)
         if best_key is None or key < best_key:
             best_key, best = key, (result.program, variant, held / len(pairs) if k >= 2 else None)
@@ -93,10 +93,10 @@ def test_auto_learns_from_all_rows_only_for_the_variants_that_can_win(monkeypatc
     # Same choice as learning from all rows with every variant tried. With nofeature
     # first, the variants differ on held-out rows (nofeature cannot name a voicing).
     from conftest import DATA
-    from fstsynth import synthesis
     from fstsynth.problem import load_problem
+    from fstsynth.synthesis import learner
 
-    monkeypatch.setattr(synthesis, "_AUTO_ORDER", order)
+    monkeypatch.setattr(learner, "AUTO_ORDER", order)
 
     problem = load_problem(DATA / "paradigm.json")
     cases = [(PAIRS, FEATURES), (PAIRS[:1], FEATURES)] + [

@@ -93,7 +93,8 @@ def test_atoms_agree_with_the_interpreter():
     # does, else a rule chosen as right wherever it fires can fire elsewhere. Tier tests
     # past the last vowel are the case that once differed: their negations hold there.
     from fstsynth.interpreter import eval_predicate
-    from fstsynth.synthesis import _atom_index, tagged_examples
+    from fstsynth.synthesis import tagged_examples
+    from fstsynth.synthesis.atoms import atom_index
 
     features = {
         "a": {"vowel": True, "cons": False, "high": False},
@@ -106,7 +107,7 @@ def test_atoms_agree_with_the_interpreter():
     for src, tgt in pairs:
         word = tuple((tok, None) for tok in src.split())
         examples.extend(tagged_examples(word, tuple(tgt.split()), features, "global", None, True))
-    atoms = _atom_index(examples, features, Options(variant="feature")).bits
+    atoms = atom_index(examples, features, Options(variant="feature")).bits
     assert any(isinstance(p, Not) and isinstance(p.predicate, TierIs) for p in atoms)
     for pred, bits in atoms.items():
         for k, ex in enumerate(examples):
@@ -138,7 +139,8 @@ def _full_scan_selection(candidates, need: int, n: int) -> list[Rule]:
 def test_selection_takes_what_a_full_scan_takes(plural, variant):
     # The lazy heap and the candidates waiting on a wrong undecided example must not
     # change which rules are chosen, nor their order.
-    from fstsynth.synthesis import _candidates, _Timer, synthesize_pass, tagged_examples
+    from fstsynth.synthesis import synthesize_pass, tagged_examples
+    from fstsynth.synthesis.candidates import candidates as find_candidates
 
     problem = load_problem(DATA / "paradigm.json")
     data = [plural] + [(problem.training_pairs(s, t), {}) for s, t in problem.column_pairs()]
@@ -150,7 +152,7 @@ def test_selection_takes_what_a_full_scan_takes(plural, variant):
         ]
         # The full scan knows no exception rules (they are tested below).
         options = Options(variant=variant, exceptions=0)
-        candidates, need = _candidates(examples, features, options, _Timer(None))
+        candidates, need = find_candidates(examples, features, options)
         assert all(cand.text == str(cand.rule) for cand in candidates)
         expected = _full_scan_selection(candidates, need, len(examples))
         assert expected
@@ -231,10 +233,13 @@ def test_a_broad_rule_may_take_an_exception_that_makes_another_change():
     # a -> e before b in 24 words; in one odd word (dab) a -> o instead. A rule making
     # that many changes may be taken with an exception for the odd word that makes its
     # own change; a narrower one may not (it must wait until the odd word is decided).
-    from fstsynth import synthesis
     from fstsynth.alignment import with_vowel_classes
     from fstsynth.dsl import Identity
     from fstsynth.synthesis import tagged_examples
+    from fstsynth.synthesis.atoms import atom_index
+    from fstsynth.synthesis.bitsets import bit_indices
+    from fstsynth.synthesis.candidates import Positives, candidates as find_candidates
+    from fstsynth.synthesis.exceptions import NOISE_GAIN, Exceptions, slots_of
 
     words = [c + "ab" for c in "cdfghkmnpqrstvwxzbjlyçñ"] + ["cabd"]
     pairs = [(tuple(w), tuple("dob" if w == "dab" else w.replace("a", "e"))) for w in words]
@@ -246,36 +251,36 @@ def test_a_broad_rule_may_take_an_exception_that_makes_another_change():
         for ex in tagged_examples(tuple((tok, None) for tok in src), tgt, features, "global")
     ]
     odd = next(i for i, ex in enumerate(examples) if ex.output == ("o",))
-    index = synthesis._atom_index(examples, features, options)
-    candidates, need = synthesis._candidates(examples, features, options, synthesis._Timer(None), index)
+    index = atom_index(examples, features, options)
+    candidates, need = find_candidates(examples, features, options, index=index)
     k = next(k for k, c in enumerate(candidates) if str(c.rule) == 'ReplaceBy(x, "a", "e")')
     broad = candidates[k]
     undecided = (1 << len(examples)) - 1
     wrong = broad.fires & broad.wrong_where
     assert wrong == 1 << odd
     gain = broad.gainable.bit_count()
-    assert gain == len(words) - 1 >= synthesis._NOISE_GAIN
+    assert gain == len(words) - 1 >= NOISE_GAIN
 
     def cover(gain: int) -> list | None:
-        slots = synthesis._slots({c.positives.number: c.positives for c in candidates}.values())
-        exceptions = synthesis._Exceptions(index, need, len(examples), options, candidates, slots)
-        danger = (1 << len(exceptions.needed.indices)) - 1
+        needed = Positives(-2, bit_indices(need))
+        slots = slots_of([*{c.positives.number: c.positives for c in candidates}.values(), needed])
+        exceptions = Exceptions(index, need, needed, len(examples), options, candidates, slots)
+        danger = (1 << len(needed.indices)) - 1
         return exceptions.cover(k, wrong, danger, gain, undecided)
 
     (exception,) = cover(gain)
     assert exception.fires >> odd & 1
     assert not exception.fires & exception.wrong_where  # right wherever it fires: a -> o there
     assert not isinstance(exception.rule.transformation, Identity)
-    assert cover(synthesis._NOISE_GAIN - 1) is None
+    assert cover(NOISE_GAIN - 1) is None
 
 
 @pytest.mark.parametrize("variant", ["token", "feature"])
 def test_long_set_keys_choose_the_same_rules(monkeypatch, variant):
-    # Over _LONG_SET examples the candidate pools file sets under `_LongSet` keys (a
+    # Over LONG_SET examples the candidate pools file sets under `LongSet` keys (a
     # hash of a few words of the set); they must keep exactly the candidates that
     # plain int keys keep. Forced here on a small problem.
-    from fstsynth import synthesis
-    from fstsynth.synthesis import synthesize_pass, tagged_examples
+    from fstsynth.synthesis import bitsets, candidates, synthesize_pass, tagged_examples
 
     problem = load_problem(DATA / "paradigm.json")
     for s, t in problem.column_pairs():
@@ -287,8 +292,8 @@ def test_long_set_keys_choose_the_same_rules(monkeypatch, variant):
         options = Options(variant=variant)
         plain = synthesize_pass(examples, {}, options)
         with monkeypatch.context() as patch:
-            patch.setattr(synthesis, "_LONG_SET", 0)
+            patch.setattr(candidates, "LONG_SET", 0)
             assert synthesize_pass(examples, {}, options) == plain
             # Every key colliding: only the comparison tells sets apart.
-            patch.setattr(synthesis._LongSet, "__hash__", lambda self: 0)
+            patch.setattr(bitsets.LongSet, "__hash__", lambda self: 0)
             assert synthesize_pass(examples, {}, options) == plain

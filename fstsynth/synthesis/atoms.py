@@ -1,0 +1,166 @@
+"""The atomic predicates true at each example, as a table and as bitsets.
+
+Public API:
+    AtomIndex, atom_index(examples, features, options), atom_table(examples, features, options)
+
+An atom is one test a rule may make: a token or a feature at an offset within the
+window (`IsToken`, `Is`, and their negations), a tag from the previous pass
+(`TransformationApplied`), or a feature of the nearest tier token left or right
+(`TierIs`). Conjunctions of atoms are the candidates' conditions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from fstsynth.dsl import BOUNDARY, Is, IsToken, Not, Predicate, TierIs, TransformationApplied
+from fstsynth.synthesis.bitsets import column_bits
+from fstsynth.synthesis.examples import TaggedExample
+from fstsynth.synthesis.options import Options
+from fstsynth.synthesis.ranking import TIER_INDICES, TIERS, predicate_cost
+from fstsynth.types import Features, Token
+
+# A slot is where one value decides a group of atoms: an offset (the (token, tag)
+# there), or a tier and an index (the tier token there).
+_Slot = tuple[str, int] | int
+
+
+def atom_table(
+    examples: Sequence[TaggedExample], features: Features, options: Options
+) -> tuple[list[Predicate], np.ndarray]:
+    """Every atomic predicate true at some example, and a 0/1 table with a row per
+    example and a column per predicate, in that order."""
+    use_features = options.variant != "nofeature"
+    feature_names = sorted({f for feats in features.values() for f in feats}) if use_features else []
+    w = options.window
+    tiers = [t for t in TIERS if t in feature_names] if options.tiers else []
+    # The atoms true at an example depend on one value in each of a few slots around it
+    # (the (token, tag) at an offset; the token at a tier index): each such group of
+    # atoms is made once, as indices into `found` (the atoms in the order first seen,
+    # which the result keeps), and an example only records its group's number in each
+    # slot. The table is then filled a slot at a time, numpy copying each group's row to
+    # its examples. (Hashing predicates once per example was most of the cost; then
+    # appending each example to its atoms' lists.)
+    found: list[Predicate] = []
+    index_of: dict[Predicate, int] = {}
+    slot_groups: dict[_Slot, list[tuple[int, ...]]] = {}  # per slot, its groups
+    slot_rows: dict[_Slot, list[int]] = {}  # per slot, each example's group
+
+    def indices(preds: list[Predicate]) -> tuple[int, ...]:
+        out = []
+        for pred in preds:
+            i = index_of.get(pred)
+            if i is None:
+                i = index_of[pred] = len(found)
+                found.append(pred)
+            out.append(i)
+        return tuple(out)
+
+    def new_group(slot: _Slot, preds: list[Predicate]) -> int:
+        groups = slot_groups.setdefault(slot, [])
+        groups.append(indices(preds))
+        return len(groups) - 1
+
+    tier_cache: dict[tuple[int, str], list[int]] = {}
+    tier_groups: dict[tuple[str, int, Token | None], int] = {}
+
+    def tier_group(tier: str, index: int, tok: Token | None) -> int:
+        """The group of atoms on the `index`-th `tier` token, `tok` (None: there is none)."""
+        key = (tier, index, tok)
+        group = tier_groups.get(key)
+        if group is None:
+            preds: list[Predicate] = []
+            if tok is None:
+                preds.append(TierIs(tier, BOUNDARY, index))
+                # No such tier token: every feature test there is false, so its
+                # negation holds (as the interpreter and transducer read it).
+                preds.extend(Not(TierIs(tier, f, index)) for f in feature_names if f != tier)
+            else:
+                preds.append(Not(TierIs(tier, BOUNDARY, index)))
+                feats = features.get(tok, {})
+                for f in feature_names:
+                    if f == tier:
+                        continue
+                    pred = TierIs(tier, f, index)
+                    preds.append(pred if feats.get(f, False) else Not(pred))
+            group = tier_groups[key] = new_group((tier, index), preds)
+        return group
+
+    tier_slots = [
+        (tier, [(index, slot_rows.setdefault((tier, index), [])) for index in TIER_INDICES])
+        for tier in tiers
+    ]
+    for ex in examples:
+        for tier, slots in tier_slots:
+            cache_key = (id(ex.word), tier)
+            on = tier_cache.get(cache_key)
+            if on is None:
+                on = [i for i, (tok, _) in enumerate(ex.word) if features.get(tok, {}).get(tier, False)]
+                tier_cache[cache_key] = on
+            right = [i for i in on if i > ex.position]
+            left = [i for i in reversed(on) if i < ex.position]
+            for index, rows in slots:
+                seq = right if index > 0 else left
+                tok = ex.word[seq[abs(index) - 1]][0] if abs(index) <= len(seq) else None
+                rows.append(tier_group(tier, index, tok))
+
+    groups: dict[tuple[int, Token | None, int], int] = {}
+    offset_slots = [(offset, slot_rows.setdefault(offset, [])) for offset in range(-w, w + 1)]
+    for ex in examples:
+        word, position = ex.word, ex.position
+        for offset, rows in offset_slots:
+            at = position + offset
+            if 0 <= at < len(word):
+                tok, tag = word[at]
+            else:
+                tok = tag = None
+            # Tags are keyed by identity: cheap to hash, and the words keep them alive.
+            key = (offset, tok, id(tag))
+            group = groups.get(key)
+            if group is None:
+                preds: list[Predicate] = [IsToken(tok, offset)]
+                if tok is not None:
+                    preds.append(Not(IsToken(BOUNDARY, offset)))
+                    if tag is not None:
+                        preds.append(TransformationApplied(tag, offset))
+                feats = features.get(tok, {}) if tok is not None else {}
+                for f in feature_names:
+                    preds.append(Is(f, offset) if feats.get(f, False) else Not(Is(f, offset)))
+                group = groups[key] = new_group(offset, preds)
+            rows.append(group)
+    table = np.zeros((len(examples), len(found)), dtype=np.uint8)
+    for slot, made in slot_groups.items():
+        # A slot's atoms name its offset (or tier and index): no other slot has them.
+        columns = sorted({i for atoms in made for i in atoms})
+        place = {i: j for j, i in enumerate(columns)}
+        member = np.zeros((len(made), len(columns)), dtype=np.uint8)
+        for number, atoms in enumerate(made):
+            member[number, [place[i] for i in atoms]] = 1
+        table[:, columns] = member[np.array(slot_rows[slot], dtype=np.intp)]
+    return found, table
+
+
+@dataclass(frozen=True)
+class AtomIndex:
+    """The atoms of a set of examples, made once per pass for the candidate search and
+    the exception search (`exceptions.Exceptions`)."""
+
+    bits: dict[Predicate, int]  # every atom, with its bitset over the examples
+    usable: list[Predicate]  # the atoms a rule may test, cheapest first, then by text
+    table: np.ndarray  # 0/1: a row per example, a column per atom of `usable`
+
+
+def atom_index(
+    examples: Sequence[TaggedExample], features: Features, options: Options
+) -> AtomIndex:
+    found, table = atom_table(examples, features, options)
+    column = {p: i for i, p in enumerate(found)}
+    atoms = dict(zip(found, column_bits(table)))
+    atom_list = sorted(atoms, key=lambda p: (predicate_cost(p, options.variant), str(p)))
+    atom_list = [p for p in atom_list if predicate_cost(p, options.variant) != float("inf")]
+    # The table restricted to the listed atoms, in their order: rows of a
+    # transformation's positive examples are cut from it.
+    return AtomIndex(atoms, atom_list, np.ascontiguousarray(table[:, [column[p] for p in atom_list]]))

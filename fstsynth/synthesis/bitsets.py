@@ -1,0 +1,72 @@
+"""Bitsets over examples, as Python ints (bit k: example k).
+
+Public API:
+    bits(indices), lowest_bit(bits), bit_indices(bits), column_bits(table), LongSet
+
+"Where does this rule fire, and is it right there" is then a few AND/popcount
+operations on ints, done in C.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+
+def bits(indices: Iterable[int]) -> int:
+    """A bitset with the given bits set."""
+    indices = list(indices)
+    if not indices:
+        return 0
+    buf = bytearray((max(indices) >> 3) + 1)
+    for k in indices:
+        buf[k >> 3] |= 1 << (k & 7)
+    return int.from_bytes(buf, "little")
+
+
+def lowest_bit(bits: int) -> int:
+    """Index of the lowest set bit of a nonzero bitset."""
+    return (bits & -bits).bit_length() - 1
+
+
+def bit_indices(bits: int) -> list[int]:
+    """Indices of the set bits of a bitset, ascending."""
+    # The binary text is scanned in C: far cheaper than peeling bits off a long int.
+    text = bin(bits)[:1:-1]  # least significant first, without the "0b"
+    out = []
+    k = text.find("1")
+    while k >= 0:
+        out.append(k)
+        k = text.find("1", k + 1)
+    return out
+
+
+def column_bits(table: np.ndarray) -> list[int]:
+    """Each column of a 0/1 table as a bitset over its rows (row k is bit k)."""
+    packed = np.ascontiguousarray(np.packbits(table, axis=0, bitorder="little").T)
+    return [int.from_bytes(row.tobytes(), "little") for row in packed]
+
+
+_LOW_BITS = (1 << 64) - 1
+
+
+class LongSet:
+    """A long bitset as a dict key, hashed from a few facts about it that cost a few
+    machine words each, whatever its length: where it holds among the positive
+    examples (`gainable`), its highest example, the 64 examples below that, and the
+    first 64 examples. Hashing the int itself was the search's largest cost on large
+    inputs."""
+
+    __slots__ = ("bits", "hash")
+
+    def __init__(self, bits: int, gainable: int) -> None:
+        length = bits.bit_length()
+        self.bits = bits
+        self.hash = hash((gainable, length, bits >> max(length - 64, 0), bits & _LOW_BITS))
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LongSet) and self.bits == other.bits

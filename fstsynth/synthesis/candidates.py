@@ -1,0 +1,330 @@
+"""Candidate rules of a pass: for each transformation right at some example that needs a
+change, the conjunctions of atoms under which it is worth considering.
+
+Public API:
+    Positives, Candidate, CandidateSet, candidates(examples, features, options, deadline, index)
+
+Inverse semantics (FlashMeta-style): each example yields the transformations whose
+output there is right (`examples.consistent_transformations`); each such
+transformation is tried under conjunctions of up to `Options.max_conjuncts` atoms true
+at one of its positive examples (where it is right and a change is needed). Candidates
+that fire on exactly the same examples are one candidate (observational equivalence):
+the cheapest form is kept, ties going to the smaller printed form. Conjunctions still
+wrong somewhere are extended, the most promising `Options.beam` at each depth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple, Sequence
+
+from fstsynth.dsl import (
+    BOUNDARY,
+    CopyInsert,
+    CopyReplace,
+    Insert,
+    IsToken,
+    Predicate,
+    ReplaceBy,
+    Rule,
+    Transformation,
+)
+from fstsynth.interpreter import START
+from fstsynth.synthesis.atoms import AtomIndex, atom_index
+from fstsynth.synthesis.bitsets import LongSet, bit_indices, bits, column_bits
+from fstsynth.synthesis.examples import TaggedExample, consistent_transformations
+from fstsynth.synthesis.options import Deadline, Options
+from fstsynth.synthesis.ranking import (
+    UNANCHORED_INSERT_COST,
+    grows,
+    predicate_cost,
+    transformation_cost,
+)
+from fstsynth.types import Features, Token
+
+# Sets over more examples than this are filed in the candidate pools under `LongSet`
+# keys: hashing an int costs time in its length, a `LongSet` a constant.
+LONG_SET = 1 << 14
+
+
+@dataclass(eq=False, frozen=True)
+class Positives:
+    """The examples where a transformation is right and a change is needed, in order
+    (`indices`; `number` tells transformations apart). A candidate's `gainable` is a
+    bitset over this list, not over all examples: counting gains on these small ints
+    instead of ones as long as the example list was most of selection's time on large
+    inputs."""
+
+    number: int
+    indices: list[int]
+
+
+class Candidate(NamedTuple):
+    """A rule with where it fires and where it gains, over the examples of a pass."""
+
+    rule: Rule
+    fires: int  # examples where the rule fires
+    # Where it fires, is right and a change is needed: a bitset over `positives`.
+    gainable: int
+    positives: Positives
+    cost: float
+    text: str  # str(rule)
+    # Where its transformation is wrong, and where it is right (shared by every
+    # candidate of the transformation: a per-candidate `fires & right` was a large part
+    # of the search's time on big inputs).
+    wrong_where: int
+    right_where: int
+
+    @property
+    def correct(self) -> int:
+        """Examples where it fires and is right."""
+        return self.fires & self.right_where
+
+
+class CandidateSet(NamedTuple):
+    candidates: list[Candidate]
+    need: int  # the examples that need a change
+
+
+class _Atom(NamedTuple):
+    """An atom true at some positive example of the transformation searched."""
+
+    pred: Predicate
+    bits: int  # where it holds, over all examples
+    cost: float
+    boundary: bool  # a word-edge test (anchors an insertion)
+    anchor: bool  # a word-edge test off the position itself (added to conjunctions)
+    opened: str  # its printed opening, "IfThen(atom, "
+    local: int  # where it holds, over the positive examples
+
+
+class _Conjunction(NamedTuple):
+    """A conjunction on the search's frontier, still wrong somewhere."""
+
+    preds: tuple[Predicate, ...]
+    opened: str  # the printed openings of its atoms
+    bits: int  # where it holds
+    last: int  # index in the atom list of its last atom (extensions take later ones)
+    cost: float  # its predicates' cost
+    anchored: bool  # tests a word edge
+    has_anchor: bool  # has an anchor atom
+    local: int  # where it holds among the positive examples
+
+
+@dataclass(frozen=True)
+class _Transformations:
+    """The transformations right at some example, with where each is right and where
+    it applies, and the examples that need a change."""
+
+    order: list[Transformation]  # sorted by printed form
+    right: dict[Transformation, int]
+    applies: dict[Transformation, int]
+    need: int
+
+
+def _transformations(examples: Sequence[TaggedExample], window: int) -> _Transformations:
+    n = len(examples)
+    everything = (1 << n) - 1
+    correct_at: dict[Transformation, list[int]] = {}
+    need_idx = []
+    for k, ex in enumerate(examples):
+        if ex.output != ex.identity_output:
+            need_idx.append(k)
+        for tr in consistent_transformations(ex, window):
+            correct_at.setdefault(tr, []).append(k)
+    # At the start position every transformation but Insert/CopyInsert outputs nothing
+    # (and ReplaceBy never applies there): such examples are right for all of them.
+    empty_starts = bits(k for k, ex in enumerate(examples) if ex.position == START and not ex.output)
+    by_token: dict[Token, list[int]] = {}
+    for k, ex in enumerate(examples):
+        if ex.position != START:
+            by_token.setdefault(ex.word[ex.position][0], []).append(k)
+    order = sorted(correct_at, key=str)
+    right: dict[Transformation, int] = {}
+    applies_at: dict[Transformation, int] = {}
+    for tr in order:
+        if isinstance(tr, ReplaceBy):
+            applies = bits(by_token.get(tr.source, []))
+        elif isinstance(tr, (CopyReplace, CopyInsert)):
+            applies = bits(k for k, ex in enumerate(examples) if ex.token_at(tr.offset) is not None)
+        else:
+            applies = everything
+        correct = bits(correct_at[tr])
+        if not isinstance(tr, (Insert, CopyInsert, ReplaceBy)):
+            correct |= empty_starts & applies
+        right[tr] = correct
+        applies_at[tr] = applies
+    return _Transformations(order, right, applies_at, bits(need_idx))
+
+
+@dataclass(frozen=True)
+class _Atoms:
+    """The usable atoms of a pass with what the search reads of each, computed once:
+    the ranking score is a sum, and its parts are added in the same order as
+    `ranking.rule_cost`, so that the floats, and hence the ties, are the same."""
+
+    index: AtomIndex
+    cost: dict[Predicate, float]
+    boundary: dict[Predicate, bool]
+    opened: dict[Predicate, str]
+
+    @classmethod
+    def of(cls, index: AtomIndex, variant: str) -> _Atoms:
+        usable = index.usable
+        return cls(
+            index,
+            {p: predicate_cost(p, variant) for p in usable},
+            {p: isinstance(p, IsToken) and p.token is BOUNDARY for p in usable},
+            {p: f"IfThen({p}, " for p in usable},
+        )
+
+    def true_at(self, positives: Positives) -> list[_Atom]:
+        """The atoms true at some of `positives`, cheapest first."""
+        local_bits = column_bits(self.index.table[positives.indices])
+        return [
+            _Atom(
+                p, self.index.bits[p], self.cost[p], self.boundary[p],
+                self.boundary[p] and p.offset != 0,  # type: ignore[union-attr]
+                self.opened[p], local,
+            )
+            for p, local in zip(self.index.usable, local_bits)
+            if local
+        ]
+
+
+class _Pool:
+    """The candidates of one transformation, keyed by the examples they fire on (as
+    ints, or as `LongSet`s when there are many examples); `offer` keeps a rule if no
+    cheaper one (or equal with a smaller printed form) fires on the same examples."""
+
+    def __init__(
+        self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool
+    ) -> None:
+        self.tr = tr
+        self.positives = positives
+        self.right = right
+        self.applies = applies
+        # Where the rule may fire is where its conjunction holds, within `applies`.
+        self.everything = (1 << n) - 1
+        self.restrict = applies != self.everything
+        self.negatives = applies & ~right
+        self.cost = transformation_cost(tr)
+        self.text = str(tr)
+        self.grows = grows(tr)
+        self.long_sets = long_sets
+        self.kept: dict[int | LongSet, Candidate] = {}
+
+    def offer(
+        self, preds: tuple[Predicate, ...], opened: str, where: int, preds_cost: float, anchored: bool, gainable: int
+    ) -> None:
+        """Keep `preds => tr`, which holds on `where` and among the positive examples
+        on `gainable`, unless a rule at most as cheap fires on the same examples.
+        `opened`: the printed "IfThen(atom, " of each predicate (a rule is printed only
+        if kept or tied: printing was costly)."""
+        if not gainable:
+            return
+        fires = where & self.applies if self.restrict else where
+        cost = self.cost + preds_cost
+        if self.grows and not anchored:
+            cost += UNANCHORED_INSERT_COST
+        key = LongSet(fires, gainable) if self.long_sets else fires
+        old = self.kept.get(key)
+        if old is not None and cost > old.cost:
+            return
+        text = opened + self.text + ")" * len(preds)
+        if old is None or cost < old.cost or text < old.text:
+            self.kept[key] = Candidate(
+                Rule(preds, self.tr), fires, gainable, self.positives, cost, text, self.negatives, self.right
+            )
+
+
+def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadline) -> None:
+    """Offer `pool` its transformation under every conjunction worth trying."""
+    everything = pool.everything  # where a conjunction of nothing holds
+    all_local = (1 << len(pool.positives.indices)) - 1
+    offer = pool.offer
+    offer((), "", everything, 0, False, all_local)
+    if options.max_conjuncts == 0:
+        return
+    # The anchoring discount makes "conj + boundary test" cheaper than "conj" alone for
+    # insertions, so every conjunction is also offered with each anchor.
+    anchors = [a for a in atoms if a.anchor]
+
+    def offer_anchors(preds: tuple[Predicate, ...], opened: str, where: int, cost: float, gainable: int) -> None:
+        for a in anchors:
+            offer(preds + (a.pred,), opened + a.opened, where & a.bits, cost + a.cost, True, gainable & a.local)
+
+    offer_anchors((), "", everything, 0, all_local)
+    frontier: list[_Conjunction] = []
+    for idx, a in enumerate(atoms):
+        offer((a.pred,), a.opened, a.bits, 0 + a.cost, a.boundary, a.local)
+        if 1 < options.max_conjuncts and not a.anchor:
+            offer_anchors((a.pred,), a.opened, a.bits, 0 + a.cost, a.local)
+        if a.bits & pool.negatives:
+            frontier.append(_Conjunction((a.pred,), a.opened, a.bits, idx, 0 + a.cost, a.boundary, a.anchor, a.local))
+    for depth in range(2, options.max_conjuncts + 1):
+        # Extend the most promising inconsistent conjunctions only (a beam).
+        frontier.sort(key=lambda c: (-c.local.bit_count(), (c.bits & pool.negatives).bit_count()))
+        frontier = frontier[: options.beam]
+        # The deepest conjunctions get no anchor added and are not extended.
+        deepest = depth == options.max_conjuncts
+        grown = []
+        for conj in frontier:
+            deadline.check()
+            for idx in range(conj.last + 1, len(atoms)):
+                a = atoms[idx]
+                gainable = conj.local & a.local
+                if not gainable:
+                    continue
+                both = conj.bits & a.bits
+                if both == conj.bits:
+                    continue  # adds nothing
+                longer = conj.preds + (a.pred,)
+                opened = conj.opened + a.opened
+                cost = conj.cost + a.cost
+                anchored = conj.anchored or a.boundary
+                offer(longer, opened, both, cost, anchored, gainable)
+                if deepest:
+                    continue
+                has_anchor = conj.has_anchor or a.anchor
+                if anchors and not has_anchor:
+                    offer_anchors(longer, opened, both, cost, gainable)
+                if both & pool.negatives:
+                    grown.append(_Conjunction(longer, opened, both, idx, cost, anchored, has_anchor, gainable))
+        frontier = grown
+
+
+def candidates(
+    examples: Sequence[TaggedExample],
+    features: Features,
+    options: Options,
+    deadline: Deadline = Deadline(),
+    index: AtomIndex | None = None,
+) -> CandidateSet:
+    """The candidate rules of a pass over `examples`, and the examples that need a
+    change. `index`: the examples' atoms, if already made."""
+    n = len(examples)
+    if index is None:
+        index = atom_index(examples, features, options)
+    found = _transformations(examples, options.window)
+    atoms = _Atoms.of(index, options.variant)
+    pools: list[_Pool] = []
+    for tr in found.order:
+        deadline.check()
+        positives = found.right[tr] & found.need
+        if not positives:
+            continue
+        # Right implies applies, so a conjunction true on a positive example is right on
+        # an example that needs a change.
+        assert not positives & ~found.applies[tr]
+        pool = _Pool(
+            tr, Positives(len(pools), bit_indices(positives)), found.right[tr], found.applies[tr], n,
+            n > LONG_SET,
+        )
+        pools.append(pool)
+        # The search tests "true on some positive example" on bitsets over the positive
+        # examples only: far shorter than the example list.
+        _search(pool, atoms.true_at(pool.positives), options, deadline)
+    return CandidateSet([cand for pool in pools for cand in pool.kept.values()], found.need)
+
+

@@ -1,0 +1,94 @@
+"""Learning options, the learner's error, and the one deadline of a learning run.
+
+Public API:
+    Options, Error, VARIANTS, AUTO, Deadline
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from fstsynth.errors import UserError
+
+VARIANTS = ("nofeature", "token", "feature")
+#: `auto` picks one of VARIANTS per column pair by cross-validation on the training rows.
+AUTO = "auto"
+
+
+class Error(UserError):
+    """Learning was asked for something it cannot do (bad option, limit reached)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    variant: str = AUTO
+    window: int = 2
+    max_conjuncts: int = 3
+    max_passes: int = 3
+    alignment: str = "global"
+    beam: int = 400
+    # Seconds for a column pair: alignment, synthesis (every cross-validation fold and
+    # variant of `auto` included) and compilation together (`Deadline`).
+    time_limit: float | None = None
+    # Learn which source token corresponds to which target token before aligning
+    # (`alignment.learn_affinity`): needed when the two columns use different symbols.
+    affinity: bool = True
+    # For a transcription into other symbols, start with a context-free token map pass
+    # (`token_map_pass`); then `max_passes` passes of rules.
+    token_map: bool = True
+    # Otherwise, start by writing letters with diacritics that no target uses as plain
+    # letters (`plain_letter_pass`). `auto` tries it by cross-validation where it applies.
+    plain_letters: bool = False
+    # Predicates on tiers (`TierIs`: the nearest vowels left and right) as candidates.
+    tiers: bool = True
+    # Folds of the cross-validation by which `auto` picks a variant per column pair.
+    folds: int = 3
+    # The cross-validation reads at most this many rows, evenly spaced (the program is
+    # still learned from all rows): with more, the choice costs more than the program.
+    cv_rows: int = 1000
+    # A broad rule wrong only on examples that need no change may be taken with up to
+    # this many `Identity` rules before it that keep those examples as they are, and a
+    # very broad one also with rules making another change at a few odd examples
+    # (`exceptions.Exceptions`); 0: never.
+    exceptions: int = 3
+
+    def __post_init__(self) -> None:
+        if self.variant not in (*VARIANTS, AUTO):
+            raise Error(
+                f"variant must be one of {', '.join((*VARIANTS, AUTO))}, not {self.variant!r}"
+            )
+        if self.folds < 2:
+            raise Error(f"folds must be at least 2, not {self.folds}")
+        if self.cv_rows < self.folds:
+            raise Error(f"cv_rows must be at least folds ({self.folds}), not {self.cv_rows}")
+        if self.alignment not in ("global", "local"):
+            raise Error(f"alignment must be 'global' or 'local', not {self.alignment!r}")
+        if not 0 <= self.window <= 6:
+            raise Error(f"window must be between 0 and 6, not {self.window}")
+        if not 1 <= self.max_passes <= 10:
+            raise Error(f"max_passes must be between 1 and 10, not {self.max_passes}")
+        if not 0 <= self.exceptions <= 10:
+            raise Error(f"exceptions must be between 0 and 10, not {self.exceptions}")
+        if not 0 <= self.max_conjuncts <= 4:
+            raise Error(f"max_conjuncts must be between 0 and 4, not {self.max_conjuncts}")
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A moment (`time.monotonic()`) past which learning stops with `Error`; None: never.
+
+    One deadline is made per column pair and handed down to every step (each fold and
+    variant of `auto`, the final runs, compilation), so that the time limit bounds them
+    together. `time.monotonic()` is system-wide on the platforms this runs on, so worker
+    processes read the same clock."""
+
+    at: float | None = None
+
+    @classmethod
+    def after(cls, seconds: float | None) -> Deadline:
+        return cls(None if seconds is None else time.monotonic() + seconds)
+
+    def check(self) -> None:
+        if self.at is not None and time.monotonic() > self.at:
+            raise Error("time limit reached while learning (raise --time-limit)")

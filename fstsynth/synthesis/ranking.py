@@ -1,0 +1,92 @@
+"""The ranking score of rules: the cost of each predicate and transformation.
+
+Public API:
+    predicate_cost(pred, variant), transformation_cost(tr), rule_cost(rule, variant)
+    grows(tr), anchored(rule)
+    TIER_COST, TIERS, TIER_INDICES, UNANCHORED_INSERT_COST
+
+A lower cost is preferred (the paper's ranking score is its negation). The variant
+sets what tokens and features cost: `token` prefers naming tokens, `feature` features,
+and `nofeature` cannot use features at all.
+"""
+
+from __future__ import annotations
+
+from fstsynth.dsl import (
+    BOUNDARY,
+    Delete,
+    Identity,
+    Insert,
+    Is,
+    IsToken,
+    Not,
+    Predicate,
+    ReplaceAnyBy,
+    ReplaceBy,
+    Rule,
+    TierIs,
+    Transformation,
+    CopyInsert,
+)
+
+_TOKEN_COST = {"nofeature": 0.3, "token": 0.2, "feature": 0.6}
+_FEATURE_COST = {"nofeature": float("inf"), "token": 0.6, "feature": 0.1}
+
+TIER_COST = 1.3
+#: Tiers that tier predicates look along (when the features define them), and how far.
+TIERS = ("vowel",)
+TIER_INDICES = (1, -1, 2, -2)
+
+# Insertions are mostly affixes: an insertion not anchored at a word edge is a priori
+# unlikely, so it pays this much more than one that tests the boundary.
+UNANCHORED_INSERT_COST = 2.0
+
+
+def predicate_cost(pred: Predicate, variant: str) -> float:
+    if isinstance(pred, Not):
+        return predicate_cost(pred.predicate, variant) + 0.3
+    if isinstance(pred, TierIs):
+        # Farther-reaching than a neighbour test: a little dearer, so local rules win ties.
+        base = TIER_COST + 0.5 * (abs(pred.index) - 1)
+        return base + (0.1 if pred.feature is BOUNDARY else _FEATURE_COST[variant])
+    base = 1.0 + 0.5 * abs(pred.offset)
+    if isinstance(pred, IsToken):
+        return base + (0.1 if pred.token is BOUNDARY else _TOKEN_COST[variant])
+    if isinstance(pred, Is):
+        return base + _FEATURE_COST[variant]
+    return base + 0.2  # TransformationApplied
+
+
+def transformation_cost(tr: Transformation) -> float:
+    if isinstance(tr, Identity):
+        return 0.5
+    if isinstance(tr, Delete):
+        return 1.0
+    if isinstance(tr, ReplaceAnyBy):
+        return 1.0 + 0.2 * len(tr.target)
+    if isinstance(tr, ReplaceBy):
+        return 1.3 + 0.2 * len(tr.target)
+    if isinstance(tr, Insert):
+        return 1.0 + 0.2 * len(tr.tokens)
+    return 1.0 + 0.3 * abs(tr.offset)  # CopyReplace, CopyInsert
+
+
+def anchored(rule: Rule) -> bool:
+    """Does the rule test a word edge?"""
+    return any(isinstance(p, IsToken) and p.token is BOUNDARY for p in rule.predicates)
+
+
+def grows(tr: Transformation) -> bool:
+    """Does `tr` output more tokens than it reads (an insertion, in effect)?"""
+    return isinstance(tr, (Insert, CopyInsert)) or (
+        isinstance(tr, (ReplaceBy, ReplaceAnyBy)) and len(tr.target) > 1
+    )
+
+
+def rule_cost(rule: Rule, variant: str) -> float:
+    cost = transformation_cost(rule.transformation) + sum(
+        predicate_cost(p, variant) for p in rule.predicates
+    )
+    if grows(rule.transformation) and not anchored(rule):
+        cost += UNANCHORED_INSERT_COST
+    return cost

@@ -1,0 +1,178 @@
+"""Selection: one pass as a decision list, built greedily from the candidates.
+
+Public API:
+    synthesize_pass(examples, features, options, deadline) -> Pass
+
+Repeatedly take the rule that answers the most still-undecided examples that need a
+change, among those that answer no undecided example wrongly; ties go to the better
+ranking score, then to the printed form (determinism). Examples a rule fires on are
+decided by it. A rule wrong only where `exceptions.Exceptions` tolerates it is taken
+with its exception rules before it, its gain then shared among them.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Sequence
+
+from fstsynth.dsl import Pass, Rule
+from fstsynth.synthesis.atoms import atom_index
+from fstsynth.synthesis.bitsets import bit_indices, bits, lowest_bit
+from fstsynth.synthesis.candidates import Candidate, Positives, candidates
+from fstsynth.synthesis.examples import TaggedExample
+from fstsynth.synthesis.exceptions import Exceptions, slots_of
+from fstsynth.synthesis.options import Deadline, Options
+from fstsynth.types import Features
+
+
+def synthesize_pass(
+    examples: Sequence[TaggedExample],
+    features: Features,
+    options: Options,
+    deadline: Deadline | None = None,
+) -> Pass:
+    """The pass selected from the candidates over `examples`. `deadline`: by default,
+    `options.time_limit` from now."""
+    if deadline is None:
+        deadline = Deadline.after(options.time_limit)
+    index = atom_index(examples, features, options)
+    found, need = candidates(examples, features, options, deadline, index)
+    # Gains are counted over each transformation's positive examples (`Positives`): the
+    # undecided ones among them, per transformation (`undecided_at`), and where each
+    # example sits in those lists (`slots`). The examples needing a change are one more
+    # such list, for the exceptions (`Exceptions.needed`).
+    needed = Positives(-2, bit_indices(need))
+    groups = {id(cand.positives): cand.positives for cand in found}
+    groups[id(needed)] = needed
+    slots = slots_of(groups.values())
+    exceptions = Exceptions(index, need, needed, len(examples), options, found, slots)
+    undecided_at = {group.number: (1 << len(group.indices)) - 1 for group in groups.values()}
+    return Pass(tuple(_select(found, need, len(examples), exceptions, slots, undecided_at, deadline)))
+
+
+def _select(
+    found: list[Candidate],
+    need: int,
+    n: int,
+    exceptions: Exceptions,
+    slots: dict[int, list[tuple[int, int]]],
+    undecided_at: dict[int, int],
+    deadline: Deadline,
+) -> list[Rule]:
+    undecided = (1 << n) - 1
+    rules: list[Rule] = []
+    # Each round takes the candidate with the least (-gain, cost, text, index) among
+    # those with gain > 0 and no wrong answer on undecided examples. Gains only shrink
+    # as examples get decided, so a heap keyed by a past gain holds a lower bound of
+    # each key (lazy greedy): an entry popped with its gain still current is the best,
+    # without rescoring every candidate each round. Same choices as a full scan.
+    # The key is one int, -gain * m + rank, rank being the place in (cost, text, index)
+    # order: ordered as the tuple, far cheaper to push and pop.
+    m = len(found)
+    # Two stable sorts on plain keys give the (cost, text, index) order at half the
+    # time of one sort on tuples (whose comparisons were a tenth of a small problem's
+    # synthesis).
+    texts = [cand.text for cand in found]
+    costs = [cand.cost for cand in found]
+    order = sorted(range(m), key=texts.__getitem__)
+    order.sort(key=costs.__getitem__)
+    gainable = [cand.gainable for cand in found]
+    group_of = [cand.positives.number for cand in found]
+    heap = []
+    for rank, k in enumerate(order):
+        gain = gainable[k].bit_count()
+        if gain:
+            heap.append(-gain * m + rank)
+    heapq.heapify(heap)
+    # A candidate wrong on some undecided example cannot be taken until every such
+    # example is decided. Rather than popping and re-pushing it every round (which made
+    # selection quadratic: the broad, high-gain rules wrong somewhere stay on top), it
+    # waits on one of those examples (a witness) and is looked at again only when a
+    # chosen rule decides that example: then it gets a new witness, or goes back on the
+    # heap with its old key (still a lower bound of its current key).
+    waiting: dict[int, list[int]] = {}
+    # With exceptions, a candidate wrong only where tokens must stay is ranked by its
+    # gain shared among itself and the exception rules it needs: its effective gain,
+    # gain // (exceptions + 1). That one can grow, as its exceptions drop out when the
+    # examples they were for get decided, so it cannot be the heap key: the heap keeps
+    # the whole gain (an upper bound of the effective gain, and still only shrinking).
+    # A candidate needing exceptions is rescored when popped, kept aside if it is the
+    # best so far, and the round ends once the heap's least key is past the best
+    # effective key; those kept aside go back on the heap with their whole gain. Same
+    # choices as a full scan by effective key, given each candidate's exceptions
+    # (found once, then only cut down).
+    def witness(wrong: int) -> int:
+        # Until those are decided, a rule wrong where a change is needed waits on one
+        # (unless it is broad enough to take exceptions there: `tolerates`).
+        return lowest_bit(wrong & need or wrong)
+
+    while undecided & need:
+        deadline.check()
+        best = None
+        best_key = 0
+        excepted: list[Candidate] = []
+        aside: list[int] = []  # keys popped for candidates needing exceptions
+        while heap:
+            key = heap[0]
+            if best is not None and key > best_key:
+                break  # every key left is a lower bound past the best
+            heapq.heappop(heap)
+            past = key // m  # -gain when pushed
+            rank = key - past * m
+            k = order[rank]
+            gain = (gainable[k] & undecided_at[group_of[k]]).bit_count()
+            if gain == 0:
+                continue  # never again: undecided only shrinks
+            if gain != -past:
+                heapq.heappush(heap, -gain * m + rank)
+                continue
+            cand = found[k]
+            wrong = cand.fires & cand.wrong_where & undecided
+            if wrong:
+                tolerated = exceptions.tolerates(gain, wrong)
+                if best is not None and tolerated and -(gain // 2) * m + rank > best_key:
+                    # Even with one exception it cannot beat this round's best: no search.
+                    aside.append(key)
+                    continue
+                danger = undecided_at[exceptions.needed.number]
+                excepting = exceptions.cover(k, wrong, danger, gain, undecided) if gain > 1 else None
+                if excepting is None or gain <= len(excepting):
+                    waiting.setdefault(witness(wrong), []).append(key)
+                    continue
+                aside.append(key)
+                shared = -(gain // (len(excepting) + 1)) * m + rank
+                if best is None or shared < best_key:
+                    best, best_key, excepted = cand, shared, excepting
+                continue
+            # Its key is exact and the least on the heap, hence below `best_key`.
+            best, excepted = cand, []
+            break
+        for key in aside:
+            heapq.heappush(heap, key)
+        if best is None:
+            break
+        fires = best.fires
+        for rule in excepted:
+            rules.append(rule.rule)
+            fires |= rule.fires
+        rules.append(best.rule)
+        # The exceptions' examples are decided too (kept as they are): through
+        # `decided`, like the rule's, so the waiting lists and `undecided_at` follow.
+        decided = undecided & fires
+        undecided &= ~fires
+        cleared: dict[int, list[int]] = {}
+        for index in bit_indices(decided):
+            for number, bit in slots.get(index, ()):
+                cleared.setdefault(number, []).append(bit)
+            for key in waiting.pop(index, ()):
+                k = order[key % m]
+                cand = found[k]
+                wrong = cand.fires & cand.wrong_where & undecided
+                gain = (gainable[k] & undecided_at[group_of[k]]).bit_count()
+                if wrong and not exceptions.tolerates(gain, wrong):
+                    waiting.setdefault(witness(wrong), []).append(key)
+                else:
+                    heapq.heappush(heap, key)
+        for number, cleared_bits in cleared.items():
+            undecided_at[number] &= ~bits(cleared_bits)
+    return rules
