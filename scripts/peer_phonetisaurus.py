@@ -22,11 +22,15 @@ _PUA = 0xE000
 class Peer:
     """Train on (source, target) token pairs, decode source words; times are wall clock."""
 
-    def __init__(self, order: int = 6) -> None:
+    def __init__(self, order: int = 6, chunk: int = 2) -> None:
         import phonetisaurus  # only the benchmark needs it
 
         self.env = phonetisaurus.guess_environment()
         self.order = order
+        # The longest run of tokens on either side that one alignment chunk may hold
+        # (phonetisaurus' --seq1_max/--seq2_max): 1 aligns token to token, 2 (its
+        # default) also digraphs.
+        self.chunk = chunk
         # The peak resident set of the largest peer process, from GNU time when it is
         # installed (the parent's RUSAGE_CHILDREN would count the pages a child shares
         # with this process before it execs the binary). None: not measured.
@@ -57,6 +61,7 @@ class Peer:
             self._run(
                 tmpdir,
                 ["phonetisaurus-train", "--lexicon", str(lexicon), "--seq1_del", "--seq2_del",
+                 "--seq1_max", str(self.chunk), "--seq2_max", str(self.chunk),
                  "--grow", "--ngram_order", str(self.order), "--dir_prefix", str(tmpdir / "train"),
                  "--model_prefix", "model"],
                 stdout=subprocess.DEVNULL,
