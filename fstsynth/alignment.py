@@ -192,6 +192,7 @@ def align_pair(
     mode: str = "global",
     affinity: Affinity | None = None,
     one_to_one: bool | None = None,
+    leads: Leads | None = None,
 ) -> tuple[tuple[int | None, int | None], ...]:
     """Aligned columns (source index or None, target index or None).
 
@@ -199,6 +200,9 @@ def align_pair(
     equal-length pairs; by default a pair gets it when its two vocabularies are disjoint.
     The caller knows better from the whole column pair: a transcription into another
     script is sometimes, by chance, as long as its source.
+
+    `leads` (`learn_leads`): source tokens whose output starts with a target token that
+    the aligner inserts before it; that token is given to them.
     """
     if source == target:
         # Token for token (what the aligner gives, with no gap or mismatch to pay for),
@@ -225,10 +229,121 @@ def align_pair(
             )
         )
     if mode == "local":
-        return _deletions_first(source, _local(source, target, vowels, frozen))
-    if mode != "global":
+        columns = _local(source, target, vowels, frozen)
+    elif mode == "global":
+        columns = _global(source, target, vowels, frozen)
+    else:
         raise ValueError(f"alignment mode must be 'global' or 'local', not {mode!r}")
-    return _deletions_first(source, _global(source, target, vowels, frozen))
+    scores = _scorer(source, target, vowels, frozen)
+    columns = _deletions_first(source, _first_takes_it(source, target, columns, scores))
+    return _give_leads(source, target, columns, leads) if leads else columns
+
+
+@dataclass(frozen=True)
+class Leads:
+    """Which inserted target tokens start the next source token's output (`learn_leads`).
+
+    `lead[(x, y)]`: the share of the occurrences of source token `x` whose output the
+    aligner leaves preceded by an inserted `y`, where that is most of them;
+    `follow[(p, y)]`: the share of the occurrences of `p` (None: the start of the word)
+    followed by an inserted `y`. An inserted `y` between `p` and `x` goes to `x` when
+    it leads `x` more often than it follows `p`: the `j` of `я` -> `j a` leads `я`; the
+    inherent vowel of a consonant letter follows it; a prefix follows the start."""
+
+    lead: Mapping[tuple[Token, Token], float]
+    follow: Mapping[tuple[Token | None, Token], float]
+
+
+def _give_leads(
+    source: Word, target: Word, columns: tuple[tuple[int | None, int | None], ...], leads: Leads
+) -> tuple[tuple[int | None, int | None], ...]:
+    """The same alignment with each inserted target token that leads the next source
+    token's output (`Leads`) given to that token: `я` -> `j a` aligned -:j, я:a (the `j`
+    inserted after the token before) becomes я:j, -:a."""
+    out = list(columns)
+    before: int | None = None  # the last source index seen
+    for k in range(len(out) - 1):
+        (i, j), (i2, j2) = out[k], out[k + 1]
+        if i is not None:
+            before = i
+        if i is None and j is not None and i2 is not None and j2 is not None:
+            share = leads.lead.get((source[i2], target[j]))
+            after = leads.follow.get((None if before is None else source[before], target[j]), 0.0)
+            if share is not None and share > after:
+                out[k], out[k + 1] = (i2, j), (None, j2)
+    return tuple(out)
+
+
+def learn_leads(
+    pairs: Sequence[tuple[Word, Word]],
+    features: Features,
+    mode: str = "global",
+    affinity: Affinity | None = None,
+    check: Callable[[], None] | None = None,
+) -> Leads:
+    """Source tokens whose aligned output is, in most of their occurrences, preceded by
+    the same inserted target token: a letter written as two (`я` -> `j a`, `x` -> `k s`)
+    that the aligner, matching one of the two, splits as an insertion after the token
+    before plus a substitution. Given to the letter (`align_pair(leads=)`), the
+    letter's output is the same in every word, and one rule writes it."""
+    seen: dict[Token | None, int] = {}
+    before: dict[tuple[Token, Token], int] = {}
+    after: dict[tuple[Token | None, Token], int] = {}
+    for s, t in pairs:
+        if check is not None:
+            check()
+        columns = align_pair(s, t, features, mode, affinity, one_to_one=False)
+        seen[None] = seen.get(None, 0) + 1
+        last: Token | None = None  # the source token the next insertion follows
+        for k, (i, j) in enumerate(columns):
+            if i is None:
+                # An insertion: it follows `last`, and leads the next source token.
+                nxt = columns[k + 1] if k + 1 < len(columns) else (None, None)
+                if j is not None and (nxt[0] is None or nxt[1] is not None):
+                    key = (last, t[j])
+                    after[key] = after.get(key, 0) + 1
+                    if nxt[0] is not None and nxt[1] is not None:
+                        lead_key = (s[nxt[0]], t[j])
+                        before[lead_key] = before.get(lead_key, 0) + 1
+                continue
+            last = s[i]
+            seen[last] = seen.get(last, 0) + 1
+    # Shares with one more occurrence counted, in which the token did not come with the
+    # insertion: on a few words, two of three is no "most".
+    lead = {
+        (x, y): count / (seen[x] + 1) for (x, y), count in sorted(before.items()) if 2 * count > seen[x] + 1
+    }
+    follow = {key: count / (seen[key[0]] + 1) for key, count in sorted(after.items(), key=str)}
+    return Leads(lead, follow)
+
+
+def _first_takes_it(
+    source: Word,
+    target: Word,
+    columns: tuple[tuple[int | None, int | None], ...],
+    scores: Mapping[tuple[Token, Token], float],
+) -> tuple[tuple[int | None, int | None], ...]:
+    """The same alignment with, where two different adjacent source tokens stand for one
+    target token and either could take it at the same score, the first one taking it
+    and the second deleted: `n j` -> `њ` is always n:њ, j:- (never n:-, j:њ, which
+    scores the same). The aligner breaks such ties by the rest of the word, so without
+    this one digraph is split two ways across the training words and each way needs its
+    own rules; with one convention a digraph costs two rules (replace the first,
+    delete the second)."""
+    out = list(columns)
+    moved = True
+    while moved:
+        moved = False
+        for k in range(len(out) - 1):
+            (i, j), (i2, j2) = out[k], out[k + 1]
+            if (
+                j is None and i is not None and i2 is not None and j2 is not None
+                and i2 == i + 1 and source[i] != source[i2]
+                and scores[(source[i], target[j2])] == scores[(source[i2], target[j2])]
+            ):
+                out[k], out[k + 1] = (i, j2), (i2, None)
+                moved = True
+    return tuple(out)
 
 
 def _deletions_first(

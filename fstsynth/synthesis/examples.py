@@ -1,7 +1,7 @@
 """Token-level examples of a pass, and the transformations consistent with each.
 
 Public API:
-    TaggedExample, tagged_examples(word, target, features, mode, affinity, one_to_one)
+    TaggedExample, tagged_examples(word, target, features, mode, affinity, one_to_one, leads)
     consistent_transformations(example, window)
 
 An example says what one position of a (tagged) word must produce: the start position
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from fstsynth.alignment import Affinity, align_pair, examples_from_alignment
+from fstsynth.alignment import Affinity, Leads, align_pair, examples_from_alignment
 from fstsynth.dsl import (
     CopyInsert,
     CopyReplace,
@@ -57,9 +57,10 @@ def tagged_examples(
     mode: str,
     affinity: Affinity | None = None,
     one_to_one: bool | None = None,
+    leads: Leads | None = None,
 ) -> list[TaggedExample]:
     tokens = tuple(tok for tok, _ in word)
-    columns = align_pair(tokens, target, features, mode, affinity, one_to_one)
+    columns = align_pair(tokens, target, features, mode, affinity, one_to_one, leads)
     frozen = tuple(word)
     return [
         TaggedExample(frozen, e.position, e.output)

@@ -50,17 +50,30 @@ def _output_counts(examples: Sequence[TaggedExample]) -> dict[Token, dict[Token 
 def token_map_pass(examples: Sequence[TaggedExample]) -> Pass:
     """A context-free first pass mapping each source token to the target token it is
     most often aligned with (the paper's token map for transliteration, written as
-    `ReplaceBy` rules so that it is part of the program and of the transducer).
+    `ReplaceBy` rules so that it is part of the program and of the transducer); a
+    token whose output is most often the same two or more tokens (`щ` -> `š č`) is
+    mapped to them all.
 
     The rules after it then only learn what depends on context (an inherent vowel, a
     sign that is not pronounced), over the target's own tokens, where features and
     tokens generalize. Tokens most often aligned to nothing or to themselves are kept.
     """
+    outputs: dict[Token, dict[Word, int]] = {}
+    for ex in examples:
+        if ex.position != START:
+            by = outputs.setdefault(ex.word[ex.position][0], {})
+            by[ex.output] = by.get(ex.output, 0) + 1
     rules = []
     for x, by in _output_counts(examples).items():
         best = min(by.items(), key=lambda kv: (-kv[1], kv[0] is not None, kv[0] or ""))[0]
-        if best is not None and best != x:
-            rules.append(Rule((), ReplaceBy(x, (best,))))
+        if best is None or best == x:
+            continue
+        # The whole output where one output of several tokens is the most frequent of
+        # all (a letter written as two): else the first token only, which the passes
+        # after it complete where the context says.
+        whole, count = min(outputs[x].items(), key=lambda kv: (-kv[1], kv[0]))
+        longest = len(whole) > 1 and whole[0] == best and 2 * count > sum(outputs[x].values())
+        rules.append(Rule((), ReplaceBy(x, whole if longest else (best,))))
     return Pass(tuple(rules))
 
 

@@ -21,7 +21,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
-from fstsynth.alignment import learn_affinity
+from fstsynth.alignment import learn_affinity, learn_leads
 from fstsynth.dsl import Pass, Program
 from fstsynth.interpreter import run_many, run_pass_many
 from fstsynth.progress import report
@@ -220,6 +220,7 @@ def learn_variant(
     src_vocab = {t for s, _ in pairs for t in s}
     tgt_vocab = {t for _, tgt in pairs for t in tgt}
     one_to_one = bool(pairs) and all(len(s) == len(t) for s, t in pairs) and not (src_vocab & tgt_vocab)
+    leads = None if one_to_one else learn_leads(pairs, features, options.alignment, affinity, deadline.check)
     seconds["alignment"] += time.perf_counter() - started
 
     def examples_of(words: list[list[TaggedToken]]) -> list[TaggedExample]:
@@ -230,7 +231,7 @@ def learn_variant(
             if done % every == 0:
                 report("aligning", done, len(words))
             examples.extend(
-                tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one)
+                tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one, leads)
             )
         return examples
 

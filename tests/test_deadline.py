@@ -1,0 +1,51 @@
+"""One deadline per column pair: `--time-limit` bounds alignment, synthesis (every fold
+and variant of `auto`) and compilation together."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from fstsynth.model import Error as ModelError, learn_model
+from fstsynth.problem import Problem
+from fstsynth.synthesis import Error, Options, learn
+
+_LATIN = "ptksnlmrbdgvzjhaeiou"
+_CYRILLIC = "птксנлмрбдгвзјхаеиоу".replace("נ", "н")
+
+
+def _transliteration(count: int, seed: int = 0) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """`count` made-up words in Latin letters and their Cyrillic spelling, with digraphs
+    (nj, lj, sh, zh) written as one letter: learning 10,000 of them under `auto` takes
+    minutes."""
+    rng = random.Random(seed)
+    letter = dict(zip(_LATIN, _CYRILLIC))
+    out: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    while len(out) < count:
+        word = "".join(
+            rng.choice(_LATIN[:15]) + rng.choice(_LATIN[15:]) + (rng.choice(_LATIN[:15]) if rng.random() < 0.3 else "")
+            for _ in range(rng.randint(1, 4))
+        )
+        target = word.replace("nj", "њ").replace("lj", "љ").replace("sh", "ш").replace("zh", "ж")
+        out[word] = (tuple(word), tuple(letter.get(c, c) for c in target))
+    return list(out.values())
+
+
+def test_time_limit_holds_under_auto():
+    # Each fold, variant and final run of `auto` once had the whole limit again (about
+    # a dozen windows): now they share one deadline with compilation.
+    problem = Problem("made-up", ("latin", "cyrillic"), tuple(_transliteration(10_000)), (), {}, directed=True)
+    started = time.monotonic()
+    with pytest.raises(ModelError, match="time limit"):
+        learn_model(problem, Options(variant="auto", time_limit=10))
+    assert time.monotonic() - started < 11
+
+
+def test_a_deadline_passed_in_is_the_one_kept():
+    pairs = _transliteration(50)
+    with pytest.raises(Error, match="time limit"):
+        learn(pairs, {}, Options(), deadline=time.monotonic() - 1)
+    # Without one, `options.time_limit` starts counting when `learn` is called.
+    assert learn(pairs, {}, Options(time_limit=600)).train_correct == len(pairs)
