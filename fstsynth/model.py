@@ -52,6 +52,7 @@ from fstsynth.errors import UserError
 from fstsynth.fileio import atomic_directory
 from fstsynth.interpreter import run
 from fstsynth.problem import Problem
+from fstsynth.features import with_ipa_features
 from fstsynth.synthesis import LearnResult, Options, learn
 from fstsynth.types import Token, Word
 
@@ -316,8 +317,12 @@ def learn_model(
             "learned", problem.source or problem.name, problem.columns[j],
         )
     alphabet = tuple(sorted(problem.alphabet()))
-    # Learning, the transducers and the interpreter all read these features.
-    features = with_vowel_classes(problem.features, alphabet)
+    # Learning, the transducers and the interpreter all read these features: the
+    # problem's, vowel/consonant classes where it gives none, and features derived from
+    # IPA for the tokens it says nothing of (used where cross-validation says they help).
+    features = with_ipa_features(
+        with_vowel_classes(problem.features, alphabet), [tok for tok in alphabet if not problem.features.get(tok)]
+    )
     learned: dict[tuple[int, int], PairModel] = {}
     for k, (s, t) in enumerate(todo):
         label = f"{problem.columns[s]} -> {problem.columns[t]}"

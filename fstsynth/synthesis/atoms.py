@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
+from fstsynth.features import DERIVED
 from fstsynth.dsl import BOUNDARY, Is, IsToken, Not, Predicate, TierIs, TransformationApplied
 from fstsynth.synthesis.bitsets import column_bits
 from fstsynth.synthesis.examples import TaggedExample
@@ -34,7 +35,10 @@ def atom_table(
     """Every atomic predicate true at some example, and a 0/1 table with a row per
     example and a column per predicate, in that order."""
     use_features = options.variant != "nofeature"
-    feature_names = sorted({f for feats in features.values() for f in feats}) if use_features else []
+    all_names = sorted({f for feats in features.values() for f in feats}) if use_features else []
+    # Features derived from IPA (`fstsynth.features`) are many: they are tested on the
+    # token itself and its neighbours only (assimilation is local), not along tiers.
+    feature_names = [f for f in all_names if not f.startswith(DERIVED)]
     w = options.window
     tiers = [t for t in TIERS if t in feature_names] if options.tiers else []
     # The atoms true at an example depend on one value in each of a few slots around it
@@ -127,7 +131,7 @@ def atom_table(
                     if tag is not None:
                         preds.append(TransformationApplied(tag, offset))
                 feats = features.get(tok, {}) if tok is not None else {}
-                for f in feature_names:
+                for f in feature_names if abs(offset) > 1 else all_names:
                     preds.append(Is(f, offset) if feats.get(f, False) else Not(Is(f, offset)))
                 group = groups[key] = new_group(offset, preds)
             rows.append(group)

@@ -23,6 +23,7 @@ from typing import Mapping, Sequence
 
 from fstsynth.alignment import learn_affinity, learn_leads
 from fstsynth.dsl import Pass, Program
+from fstsynth.features import without_derived
 from fstsynth.interpreter import run_many, run_pass_many
 from fstsynth.progress import report
 from fstsynth.synthesis.examples import TaggedExample, tagged_examples
@@ -122,12 +123,17 @@ def _learn_auto(
 ) -> LearnResult:
     seconds: dict[str, float] = {}
     cv_pairs = _cv_sample(pairs, options.cv_rows)
+    # Features derived from IPA (`fstsynth.features`) are tried last, with the variant
+    # ahead, and kept only if they predict more held-out rows.
+    derived, features = features, without_derived(features)
 
     def add_seconds(part: Mapping[str, float]) -> None:
         for key_, value in part.items():
             seconds[key_] = seconds.get(key_, 0.0) + value
 
     variants = [replace(options, variant=variant) for variant in AUTO_ORDER]
+    # The features each variant learns with.
+    variant_features: list[Features] = [features for _ in variants]
     # In workers, every variant's folds are started at once (most often every variant
     # is needed); those of variants after a perfect one are cancelled or dropped.
     folds = (
@@ -136,21 +142,36 @@ def _learn_auto(
         else None
     )
 
-    def held_out_rows(rank: int, opts: Options) -> int:
+    def held_out_rows(rank: int, opts: Options, feats: Features, what: str) -> int:
         held = 0
         for fold in range(k):
-            report("cross-validating", fold, k, opts.variant + (" + plain letters" if opts.plain_letters else ""))
+            report("cross-validating", fold, k, what)
             if folds is not None:
                 right, part_seconds = folds[rank][fold].result()
             else:
-                right, part_seconds = _fold(cv_pairs, features, opts, k, fold, deadline)
+                right, part_seconds = _fold(cv_pairs, feats, opts, k, fold, deadline)
             held += right
             add_seconds(part_seconds)
         return held
 
+    def try_also(opts: Options, feats: Features, what: str) -> None:
+        """Cross-validate one more configuration; keep it if it predicts more held-out
+        rows than the best so far (it gives something up, which a tie does not
+        justify)."""
+        if folds is not None:
+            assert pool is not None
+            folds.append([pool.submit(_fold, cv_pairs, feats, opts, k, fold, deadline) for fold in range(k)])
+        held = held_out_rows(len(variants), opts, feats, what)
+        if held > max(held_by_rank):
+            variants.append(opts)
+            variant_features.append(feats)
+            held_by_rank.append(held)
+        elif folds is not None:
+            folds.pop()
+
     held_by_rank: list[int] = []
     for rank, opts in enumerate(variants):
-        held = held_out_rows(rank, opts) if k >= 2 else 0
+        held = held_out_rows(rank, opts, features, opts.variant) if k >= 2 else 0
         held_by_rank.append(held)
         if held == len(cv_pairs) and k >= 2:
             for later in folds[rank + 1 :] if folds is not None else []:
@@ -164,23 +185,23 @@ def _learn_auto(
         # Taken only if it predicts more held-out rows: it forgets what the accents
         # said, which a tie does not justify.
         plain = replace(variants[held_by_rank.index(most)], plain_letters=True)
-        if folds is not None:
-            assert pool is not None
-            folds.append([pool.submit(_fold, cv_pairs, features, plain, k, fold, deadline) for fold in range(k)])
-        held = held_out_rows(len(variants), plain)
-        if held > most:
-            variants.append(plain)
-            held_by_rank.append(held)
+        try_also(plain, features, plain.variant + " + plain letters")
+    most = max(held_by_rank)
+    if k >= 2 and most < len(cv_pairs) and derived is not features:
+        ahead = held_by_rank.index(most)
+        try_also(variants[ahead], derived, variants[ahead].variant + " + IPA features")
     # The best held-out count decides; the program from all rows is learned only for
     # the variants that reach it (the shorter program, then the earlier variant, breaks
     # a tie), since a variant behind on held-out rows cannot win whatever its program.
     most = max(held_by_rank)
     tied = [rank for rank, held in enumerate(held_by_rank) if held == most]
     if pool is not None and len(tied) > 1:
-        futures = [pool.submit(learn_variant, pairs, features, variants[rank], deadline) for rank in tied]
+        futures = [
+            pool.submit(learn_variant, pairs, variant_features[rank], variants[rank], deadline) for rank in tied
+        ]
         results = [future.result() for future in futures]
     else:
-        results = [learn_variant(pairs, features, variants[rank], deadline) for rank in tied]
+        results = [learn_variant(pairs, variant_features[rank], variants[rank], deadline) for rank in tied]
     best_key = None
     best: LearnResult | None = None
     for rank, result in zip(tied, results):
