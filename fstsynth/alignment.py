@@ -502,7 +502,7 @@ def learn_affinity(
     raises there).
     """
     src_vocab = {t for s, _ in pairs for t in s}
-    tgt_vocab = {t for _, t in pairs for t in t}
+    tgt_vocab = {t for _, tgt in pairs for t in tgt}
     n_src: dict[Token, float] = {}
     n_tgt: dict[Token, float] = {}
     co: dict[tuple[Token, Token], float] = {}

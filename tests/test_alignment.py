@@ -1,8 +1,18 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from fstsynth.alignment import START, align_pair, examples_from_alignment, examples_from_pair, is_vowel
+from fstsynth.alignment import (
+    START,
+    align_pair,
+    examples_from_alignment,
+    examples_from_pair,
+    is_vowel,
+    learn_affinity,
+    with_vowel_classes,
+)
 
 
 def outputs(source, target, mode="global"):
@@ -111,13 +121,6 @@ def test_vowel_guess_and_feature_override():
     assert not is_vowel("a", {"a": {"vowel": False}})
 
 
-from fstsynth.alignment import (
-    align_pair,
-    examples_from_pair,
-    is_vowel,
-    learn_affinity,
-    with_vowel_classes,
-)
 
 # An invented script (Greek capitals) and its transcription: each letter is one
 # sound, a final consonant without "Ω" takes an inherent "a", "Ω" is silent.
@@ -205,8 +208,6 @@ def test_a_word_equal_to_its_target_is_aligned_as_the_aligner_would(word):
     assert align_pair(tokens, tokens, {}) == diagonal
 
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 # Plain and accented letters, IPA with combining marks, and a hyphen (lingpy's gap sign).
 _TOKENS = ["a", "á", "e", "é", "i", "í", "u", "ü", "k", "q", "s", "t͡ʃ", "ɡ", "ʝ", "-"]

@@ -61,8 +61,8 @@ def token_map_pass(examples: Sequence[TaggedExample]) -> Pass:
     outputs: dict[Token, dict[Word, int]] = {}
     for ex in examples:
         if ex.position != START:
-            by = outputs.setdefault(ex.word[ex.position][0], {})
-            by[ex.output] = by.get(ex.output, 0) + 1
+            seen = outputs.setdefault(ex.word[ex.position][0], {})
+            seen[ex.output] = seen.get(ex.output, 0) + 1
     rules = []
     for x, by in _output_counts(examples).items():
         best = min(by.items(), key=lambda kv: (-kv[1], kv[0] is not None, kv[0] or ""))[0]
