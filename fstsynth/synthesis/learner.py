@@ -78,6 +78,10 @@ def learn(
     best variant is cross-validated with that pass too, and taken with it only if it
     then predicts more held-out rows. Never looks at anything but the training rows.
 
+    Features derived from IPA (`fstsynth.features`) are tried only by `auto`, after the
+    variants, and kept only if they predict more held-out rows; a variant asked for by
+    name learns without them.
+
     `deadline` (a `time.monotonic()` value; default: `options.time_limit` from now)
     bounds the whole run, every fold and variant included: past it, `Error`.
 
@@ -89,7 +93,8 @@ def learn(
         raise ValueError(f"jobs must be at least 1, not {jobs}")
     limit = Deadline(deadline) if deadline is not None else Deadline.after(options.time_limit)
     if options.variant != AUTO:
-        return learn_variant(pairs, features, options, limit)
+        # Features derived from IPA are used only where cross-validation keeps them.
+        return learn_variant(pairs, without_derived(features), options, limit)
     k = min(options.folds, len(pairs))
     if jobs > 1 and k >= 2:
         from concurrent.futures import ProcessPoolExecutor
