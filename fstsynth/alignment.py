@@ -507,6 +507,8 @@ def learn_affinity(
     n_tgt: dict[Token, float] = {}
     co: dict[tuple[Token, Token], float] = {}
     for s, t in pairs:
+        if check is not None:
+            check()
         ss = {x for x in s if x not in tgt_vocab}
         ts = {y for y in t if y not in src_vocab}
         for x in ss:

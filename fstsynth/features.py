@@ -5,7 +5,7 @@ Public API:
 
 A problem's own feature table says what its tokens are; a user's TSV often has none,
 and then only vowel/consonant classes from Unicode (`alignment.with_vowel_classes`).
-Tokens that panphon reads as exactly one IPA segment (`ʐ`, `t͡ʃ`, `kʲ`, and plain
+Tokens that are exactly one IPA segment of panphon's table (`ʐ`, `t͡ʃ`, `kʲ`, and plain
 letters that are also IPA symbols) get its features, named with the `DERIVED` prefix
 (`ipa.voi`), so that they never mix with the problem's own. A feature holds where
 panphon gives it `+`. The learner uses them only where cross-validation on the
@@ -14,8 +14,12 @@ training rows says they help (`synthesis.learn`).
 
 from __future__ import annotations
 
+import csv
+import importlib.util
+import unicodedata
 from functools import lru_cache
-from typing import Any, Iterable
+from pathlib import Path
+from typing import Iterable
 
 from fstsynth.types import Features, Token
 
@@ -28,25 +32,29 @@ _NAMES = ("syl", "son", "cons", "cont", "nas", "lat", "strid", "voi", "lab", "co
 
 
 @lru_cache(maxsize=1)
-def _table() -> Any:
-    import panphon  # its data ship with it; loaded once, when first needed
-
-    return panphon.FeatureTable()
+def _segments() -> dict[Token, dict[str, bool]]:
+    """panphon's table of IPA segments (`data/ipa_all.csv`, shipped with it): segment ->
+    feature -> `+`. Read directly, without importing panphon, whose feature table takes
+    seconds to build (4 s here): more than learning a small problem."""
+    spec = importlib.util.find_spec("panphon")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("panphon is not installed (pip install panphon)")
+    path = Path(list(spec.submodule_search_locations)[0]) / "data" / "ipa_all.csv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = csv.reader(handle)
+        header = next(rows)
+        columns = [header.index(name) for name in _NAMES]
+        return {
+            unicodedata.normalize("NFC", row[0]): {DERIVED + name: row[k] == "+" for name, k in zip(_NAMES, columns)}
+            for row in rows
+            if row
+        }
 
 
 def ipa_features(tokens: Iterable[Token]) -> dict[Token, dict[str, bool]]:
-    """The derived features of each token that panphon reads as one IPA segment."""
-    table = _table()
-    out: dict[Token, dict[str, bool]] = {}
-    for tok in sorted(set(tokens)):
-        if table.ipa_segs(tok) != [tok]:
-            continue
-        segment = table.fts(tok)
-        if segment is None:
-            continue
-        values = dict(segment.items())
-        out[tok] = {DERIVED + name: values.get(name) == 1 for name in _NAMES}
-    return out
+    """The derived features of each token that is one IPA segment in panphon's table."""
+    table = _segments()
+    return {tok: dict(table[tok]) for tok in sorted(set(tokens)) if tok in table}
 
 
 def with_ipa_features(features: Features, tokens: Iterable[Token]) -> dict[Token, dict[str, bool]]:

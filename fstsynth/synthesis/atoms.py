@@ -1,7 +1,7 @@
 """The atomic predicates true at each example, as a table and as bitsets.
 
 Public API:
-    AtomIndex, atom_index(examples, features, options), atom_table(examples, features, options)
+    AtomIndex, atom_index(examples, features, options, deadline), atom_table(...)
 
 An atom is one test a rule may make: a token or a feature at an offset within the
 window (`IsToken`, `Is`, and their negations), a tag from the previous pass
@@ -20,7 +20,7 @@ from fstsynth.features import DERIVED
 from fstsynth.dsl import BOUNDARY, Is, IsToken, Not, Predicate, TierIs, TransformationApplied
 from fstsynth.synthesis.bitsets import column_bits
 from fstsynth.synthesis.examples import TaggedExample
-from fstsynth.synthesis.options import Options
+from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
 from fstsynth.synthesis.ranking import TIER_INDICES, TIERS, predicate_cost
 from fstsynth.types import Features, Token
 
@@ -30,7 +30,7 @@ _Slot = tuple[str, int] | int
 
 
 def atom_table(
-    examples: Sequence[TaggedExample], features: Features, options: Options
+    examples: Sequence[TaggedExample], features: Features, options: Options, deadline: Deadline = Deadline()
 ) -> tuple[list[Predicate], np.ndarray]:
     """Every atomic predicate true at some example, and a 0/1 table with a row per
     example and a column per predicate, in that order."""
@@ -97,7 +97,9 @@ def atom_table(
         (tier, [(index, slot_rows.setdefault((tier, index), [])) for index in TIER_INDICES])
         for tier in tiers
     ]
-    for ex in examples:
+    for k, ex in enumerate(examples):
+        if k % CHECK_EVERY == 0:
+            deadline.check()
         for tier, slots in tier_slots:
             cache_key = (id(ex.word), tier)
             on = tier_cache.get(cache_key)
@@ -113,7 +115,9 @@ def atom_table(
 
     groups: dict[tuple[int, Token | None, int], int] = {}
     offset_slots = [(offset, slot_rows.setdefault(offset, [])) for offset in range(-w, w + 1)]
-    for ex in examples:
+    for k, ex in enumerate(examples):
+        if k % CHECK_EVERY == 0:
+            deadline.check()
         word, position = ex.word, ex.position
         for offset, rows in offset_slots:
             at = position + offset
@@ -158,9 +162,9 @@ class AtomIndex:
 
 
 def atom_index(
-    examples: Sequence[TaggedExample], features: Features, options: Options
+    examples: Sequence[TaggedExample], features: Features, options: Options, deadline: Deadline = Deadline()
 ) -> AtomIndex:
-    found, table = atom_table(examples, features, options)
+    found, table = atom_table(examples, features, options, deadline)
     column = {p: i for i, p in enumerate(found)}
     atoms = dict(zip(found, column_bits(table)))
     atom_list = sorted(atoms, key=lambda p: (predicate_cost(p, options.variant), str(p)))

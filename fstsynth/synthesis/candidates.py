@@ -33,7 +33,7 @@ from fstsynth.interpreter import START
 from fstsynth.synthesis.atoms import AtomIndex, atom_index
 from fstsynth.synthesis.bitsets import LongSet, bit_indices, bits, column_bits
 from fstsynth.synthesis.examples import TaggedExample, consistent_transformations
-from fstsynth.synthesis.options import Deadline, Options
+from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
 from fstsynth.synthesis.ranking import (
     UNANCHORED_INSERT_COST,
     grows,
@@ -122,12 +122,14 @@ class _Transformations:
     need: int
 
 
-def _transformations(examples: Sequence[TaggedExample], window: int) -> _Transformations:
+def _transformations(examples: Sequence[TaggedExample], window: int, deadline: Deadline) -> _Transformations:
     n = len(examples)
     everything = (1 << n) - 1
     correct_at: dict[Transformation, list[int]] = {}
     need_idx = []
     for k, ex in enumerate(examples):
+        if k % CHECK_EVERY == 0:
+            deadline.check()
         if ex.output != ex.identity_output:
             need_idx.append(k)
         for tr in consistent_transformations(ex, window):
@@ -305,8 +307,8 @@ def candidates(
     change. `index`: the examples' atoms, if already made."""
     n = len(examples)
     if index is None:
-        index = atom_index(examples, features, options)
-    found = _transformations(examples, options.window)
+        index = atom_index(examples, features, options, deadline)
+    found = _transformations(examples, options.window, deadline)
     atoms = _Atoms.of(index, options.variant)
     pools: list[_Pool] = []
     for tr in found.order:

@@ -33,7 +33,7 @@ from fstsynth.synthesis.first_passes import (
     plain_letter_pass,
     token_map_pass,
 )
-from fstsynth.synthesis.options import AUTO, Deadline, Options
+from fstsynth.synthesis.options import AUTO, CHECK_EVERY, Deadline, Options
 from fstsynth.synthesis.ranking import rule_cost
 from fstsynth.synthesis.selection import synthesize_pass
 from fstsynth.types import Features, TaggedToken, Word
@@ -223,6 +223,17 @@ def _learn_auto(
     return replace(best, seconds=seconds)
 
 
+def _run_pass(
+    pass_: Pass, words: list[list[TaggedToken]], features: Features, deadline: Deadline
+) -> list[list[TaggedToken]]:
+    """`run_pass_many` on the words a slice at a time, the deadline checked between."""
+    out: list[list[TaggedToken]] = []
+    for start in range(0, len(words), CHECK_EVERY):
+        deadline.check()
+        out.extend(run_pass_many(pass_, words[start : start + CHECK_EVERY], features))
+    return out
+
+
 #: "aligning" is reported every this many words at least (and every 1% of them).
 _ALIGN_REPORT = 200
 
@@ -275,7 +286,7 @@ def learn_variant(
         if map_pass.rules:
             ready = None
             passes.append(map_pass)
-            current = run_pass_many(map_pass, current, features)
+            current = _run_pass(map_pass, current, features, deadline)
             if not transcription:
                 # The accents are forgotten: the next pass learns from the plain words
                 # as a first pass would, with no `TransformationApplied` on this map
@@ -296,7 +307,7 @@ def learn_variant(
         seconds["synthesis"] += time.perf_counter() - started
         if not pass_.rules:
             break
-        new = run_pass_many(pass_, current, features)
+        new = _run_pass(pass_, current, features, deadline)
         new_score = n_correct(new)
         if new_score <= score and passes:
             break

@@ -1,7 +1,7 @@
 """Learning options, the learner's error, and the one deadline of a learning run.
 
 Public API:
-    Options, Error, VARIANTS, AUTO, Deadline
+    Options, Error, VARIANTS, AUTO, Deadline, CHECK_EVERY
 """
 
 from __future__ import annotations
@@ -74,6 +74,11 @@ class Options:
             raise Error(f"exceptions must be between 0 and 10, not {self.exceptions}")
         if not 0 <= self.max_conjuncts <= 4:
             raise Error(f"max_conjuncts must be between 0 and 4, not {self.max_conjuncts}")
+
+
+#: Loops over examples or words check the deadline every this many (a check costs a
+#: clock read; a step of this many stays well under the overshoot allowed).
+CHECK_EVERY = 2048
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ def synthesize_pass(
     `options.time_limit` from now."""
     if deadline is None:
         deadline = Deadline.after(options.time_limit)
-    index = atom_index(examples, features, options)
+    index = atom_index(examples, features, options, deadline)
     found, need = candidates(examples, features, options, deadline, index)
     # Gains are counted over each transformation's positive examples (`Positives`): the
     # undecided ones among them, per transformation (`undecided_at`), and where each
