@@ -2,7 +2,7 @@
 
 Public API:
     FORMAT_VERSION, PairModel, Model, Error
-    learn_model(problem, options, progress=None, pairs=None, jobs=1) -> Model
+    learn_model(problem, options, pairs=None, jobs=1) -> Model
     Model.save(directory), load_model(directory) -> Model
     Model.pair(source, target), Model.predict(pair, word), Model.check(pair, words)
 
@@ -40,7 +40,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from exporters.far import Error as FarError
 from exporters.far import read_far, write_far
@@ -53,7 +53,11 @@ from fstsynth.fileio import atomic_directory
 from fstsynth.interpreter import run
 from fstsynth.problem import Problem
 from fstsynth.synthesis import LearnResult, Options, learn
-from fstsynth.types import Token, Word
+from fstsynth.progress import report
+from fstsynth.types import Features, Token, Word
+
+if TYPE_CHECKING:
+    import pynini
 
 FORMAT_NAME = "fstsynth-model"
 FORMAT_VERSION = 2
@@ -105,6 +109,10 @@ class PairModel:
     held_out: float | None = None
     variant: str = ""
     far_key: str = ""
+    # The model's token inventory and features (shared by its pairs), which reading a
+    # typed word and running the interpreter need.
+    alphabet: tuple[Token, ...] = ()
+    features: Features = field(default_factory=dict)
 
     def predict(self, word: Sequence[Token]) -> Word:
         """The transducer's output; unseen tokens are handled as in `restore_unknown`.
@@ -135,6 +143,45 @@ class PairModel:
     def interpret(self, word: Sequence[Token], features: Mapping) -> Word:
         mapped = self.compiled.map_unknown(word)
         return restore_unknown(word, mapped, run(self.program, mapped, features))
+
+    # -- the Python API (README "Library"): words as typed in, words as typed out
+
+    @property
+    def rules(self) -> dsl.Program:
+        """The learned program (prints as its rules, pass by pass)."""
+        return self.program
+
+    @property
+    def fst(self) -> "pynini.Fst":
+        """The pair's transducer: its passes composed into one."""
+        return self.compiled.fst
+
+    def apply(self, word: str | Sequence[Token]) -> str | Word:
+        """The prediction for one word: a string gives a string (tokens separated by
+        spaces, or run together if the word was typed so), tokens give tokens."""
+        return self.apply_many([word])[0]
+
+    def apply_many(self, words: Iterable[str | Sequence[Token]]) -> list:
+        """`apply` for many words at once (through the transducer's tables when it has them)."""
+        from fstsynth.problem import WordSplitter, is_spaced
+
+        split = WordSplitter(self.alphabet)
+        words = list(words)
+        tokens = [split(w) if isinstance(w, str) else tuple(w) for w in words]
+        out: list[str | Word] = []
+        for word, prediction in zip(words, self.predict_many(tokens)):
+            if isinstance(word, str):
+                out.append((" " if is_spaced(word) else "").join(prediction))
+            else:
+                out.append(prediction)
+        return out
+
+    def evaluate(self, pairs: Any, *, errors: int | None = None) -> dict[str, Any]:
+        """Scores on gold (source, target) pairs (or a TSV/problem file): the figures of
+        `fstsynth evaluate` (`evaluation.Evaluation.to_json`)."""
+        from fstsynth.evaluation import evaluate_pairs
+
+        return evaluate_pairs(self, pairs, max_errors=errors).to_json()
 
 
 def restore_unknown(word: Sequence[Token], mapped: Sequence[Token], output: Word) -> Word:
@@ -203,6 +250,38 @@ class Model:
             raise Error("the recompiled program's symbols differ from the saved transducer's")
         compiled.with_tables_of(fresh)
         return pm
+
+    # -- the Python API for a model of one column pair (`pair` picks one of several)
+
+    def _only(self) -> PairModel:
+        if len(self.pairs) != 1:
+            raise Error(
+                f"the model has {len(self.pairs)} column pairs ({', '.join(self.pair_names())}): "
+                "pick one with model.pair(source, target)"
+            )
+        return self.with_tables(next(iter(self.pairs.values())))
+
+    @property
+    def rules(self) -> dsl.Program:
+        """The program of the model's column pair."""
+        return self._only().rules
+
+    @property
+    def fst(self) -> "pynini.Fst":
+        """The transducer of the model's column pair, its passes composed."""
+        return self._only().fst
+
+    def apply(self, word: str | Sequence[Token]) -> str | Word:
+        """`PairModel.apply` with the model's column pair."""
+        return self._only().apply(word)
+
+    def apply_many(self, words: Iterable[str | Sequence[Token]]) -> list:
+        """`PairModel.apply_many` with the model's column pair."""
+        return self._only().apply_many(words)
+
+    def evaluate(self, pairs: Any, *, errors: int | None = None) -> dict[str, Any]:
+        """`PairModel.evaluate` with the model's column pair."""
+        return self._only().evaluate(pairs, errors=errors)
 
     def pair_names(self) -> list[str]:
         return [f"{self.columns[s]} -> {self.columns[t]}" for s, t in sorted(self.pairs)]
@@ -295,7 +374,6 @@ def check_limits(problem: Problem, pairs: Sequence[tuple[int, int]]) -> None:
 def learn_model(
     problem: Problem,
     options: Options = Options(),
-    progress: Callable[[int, int, str], None] | None = None,
     pairs: Iterable[tuple[int, int]] | None = None,
     jobs: int = 1,
 ) -> Model:
@@ -304,7 +382,8 @@ def learn_model(
     `options.time_limit` (seconds) bounds each column pair: alignment, synthesis and
     compilation together. A pair that runs out of time raises `Error` naming it.
     `jobs` > 1 runs each pair's cross-validation folds in that many worker processes
-    (`synthesis.learn`): the same model, sooner.
+    (`synthesis.learn`): the same model, sooner. Progress is reported as stage
+    "column pair" (k of n, the pair's name as detail; `fstsynth.progress`).
     """
     todo = list(pairs) if pairs is not None else problem.column_pairs()
     if not todo:
@@ -321,8 +400,7 @@ def learn_model(
     learned: dict[tuple[int, int], PairModel] = {}
     for k, (s, t) in enumerate(todo):
         label = f"{problem.columns[s]} -> {problem.columns[t]}"
-        if progress:
-            progress(k, len(todo), label)
+        report("column pair", k, len(todo), label)
         deadline = None if options.time_limit is None else time.monotonic() + options.time_limit
         try:
             result: LearnResult = learn(problem.training_pairs(s, t), features, options, jobs)
@@ -334,9 +412,9 @@ def learn_model(
         learned[(s, t)] = PairModel(
             s, t, result.program, result.cost, result.train_correct, result.train_total,
             compiled, seconds, result.held_out, result.variant,
+            alphabet=alphabet, features=features,
         )
-    if progress:
-        progress(len(todo), len(todo), "done")
+    report("column pair", len(todo), len(todo), "done")
     return Model(problem.columns, features, options, alphabet, learned, problem.name)
 
 
@@ -442,6 +520,7 @@ def _model_from_json(directory: Path, json_path: Path, doc: dict[str, Any], vers
     if hashlib.sha256(far_path.read_bytes()).hexdigest() != expected:
         raise Error(f"{far_path}: damaged (checksum does not match model.json)")
     fsts = read_far(far_path)
+    features = {tok: dict(f) for tok, f in raw_features.items()}
     pairs: dict[tuple[int, int], PairModel] = {}
     for n, entry in enumerate(entries, start=1):
         _need(isinstance(entry, dict), json_path, f"pair {n} must be an object")
@@ -472,11 +551,13 @@ def _model_from_json(directory: Path, json_path: Path, doc: dict[str, Any], vers
             held_out=None if entry.get("held_out") is None else float(entry["held_out"]),
             variant=str(entry.get("variant", "")),
             far_key=far_key(s, t),
+            alphabet=tuple(alphabet),
+            features=features,
         )
     name_ = doc.get("name", "")
     return Model(
         tuple(columns),
-        {tok: dict(f) for tok, f in raw_features.items()},
+        features,
         options,
         tuple(alphabet),
         pairs,

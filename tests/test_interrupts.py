@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -64,8 +65,8 @@ def start_and_signal(problem: Path, out: Path, sig: int) -> subprocess.Popen:
     """Start learning into `out` and send `sig` once learning is under way."""
     proc = learn([problem, "-o", out])
     assert proc.stderr is not None
-    line = proc.stderr.readline()  # "  [0/6] stem -> plural": learning has started
-    assert "[0/6]" in line, line + proc.stderr.read()
+    line = proc.stderr.readline()  # "fstsynth: [2/6] stem -> my ...": learning is under way
+    assert re.search(r"\[[1-6]/6\]", line), line + proc.stderr.read()
     time.sleep(1.0)
     assert proc.poll() is None, "learning finished before the signal: make the problem bigger"
     proc.send_signal(sig)
