@@ -156,12 +156,17 @@ def learn(
                 f"  {model.columns[s]} -> {model.columns[t]}: rules per pass [{per_pass}], "
                 f"training pairs reproduced {pm.train_correct}/{pm.train_total}"
             )
-            hint = _features_hint(pm, given=features is not None)
+            hint = _features_hint(pm, given=_has_features(model))
             if hint:
                 typer.echo(f"    hint: {hint}")
         typer.echo(f"model written to {output}")
 
     _guard(body)
+
+
+def _has_features(model: "Model") -> bool:
+    """Whether the model has features beyond the vowel/cons fstsynth adds by itself."""
+    return any(name not in ("vowel", "cons") for feats in model.features.values() for name in feats)
 
 
 def _features_hint(pm: "PairModel", given: bool) -> str:
@@ -433,6 +438,44 @@ def format_model(model: "Model", fmt: str = "dsl") -> str:
             lines.append("         else Identity(x)" if fmt == "dsl" else "         else: unchanged")
         lines.append("")
     return "\n".join(lines).rstrip()
+
+
+@app.command()
+def report(
+    model_dir: Path = typer.Argument(..., help="A model directory written by `learn`."),
+    output: Path = typer.Option(..., "--output", "-o", help="HTML file to write."),
+    source: Optional[str] = typer.Option(None, "--source", "-s", help="Source column (name or index)."),
+    target: Optional[str] = typer.Option(None, "--target", "-t", help="Target column (name or index)."),
+    data: Optional[Path] = typer.Option(
+        None, "--data", help="The training file, for a model saved without its training words."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
+) -> None:
+    """Write one self-contained HTML page: the rules at work on the training words."""
+
+    def body() -> None:
+        from fstsynth.console import showing_progress
+        from fstsynth.fileio import check_writable
+        from fstsynth.model import load_model
+        from fstsynth.problem import load_problem
+        from fstsynth.report import write_report
+
+        check_writable(output)
+        model = load_model(model_dir)
+        chosen = None if source is None and target is None else [model.pair(source, target)]
+        rows = None
+        if data is not None:
+            problem = load_problem(data)
+            if len(problem.columns) != len(model.columns):
+                raise UserError(
+                    f"{data}: has {len(problem.columns)} columns; the model was learned from {len(model.columns)}"
+                )
+            rows = problem.cells
+        with showing_progress(quiet):
+            write_report(model, output, chosen, rows)
+        typer.echo(f"wrote {output}")
+
+    _guard(body)
 
 
 EXPORT_HELP = (

@@ -4,6 +4,7 @@ against solutions, with the benchmark's published definitions.
 Public API:
     edit_distance(a, b) -> int
     Firing, Mistake, Evaluation, evaluate_pairs(pair_model, gold, max_errors=None) -> Evaluation
+    derive(pair_model, word) -> (forms, firings), firings(pair_model, word)
     ProblemScore, score_problem(answer_doc, solution_doc) -> ProblemScore
     score_directory(answers_dir, solutions_dir) -> list[ProblemScore]
     summarize(scores) -> dict   (macro averages overall and per type, micro Exact,
@@ -134,14 +135,15 @@ class Evaluation:
         }
 
 
-def firings(pm: "PairModel", word: Sequence[str]) -> tuple[Firing, ...]:
-    """The rules that fire on `word`, pass by pass (the interpreter's trace, which the
-    transducer agrees with)."""
+def derive(pm: "PairModel", word: Sequence[str]) -> tuple[list[Word], tuple[Firing, ...]]:
+    """The word's forms (as the model reads it, then after each pass) and the rules
+    that fire on it, pass by pass: the interpreter's trace, which the transducer
+    agrees with."""
     from fstsynth.interpreter import trace
 
-    mapped = pm.compiled.map_unknown(word)
+    form = pm.compiled.map_unknown(word)
+    forms = [form]
     found = []
-    form = tuple(mapped)
     for k, (output, steps) in enumerate(trace(pm.program, form, pm.features), start=1):
         rules = pm.program.passes[k - 1].rules
         for step in steps:
@@ -150,7 +152,13 @@ def firings(pm: "PairModel", word: Sequence[str]) -> tuple[Firing, ...]:
             token = None if step.position < 0 else form[step.position]
             found.append(Firing(k, step.rule_index + 1, step.position + 1, token, step.output, rules[step.rule_index]))
         form = output
-    return tuple(found)
+        forms.append(form)
+    return forms, tuple(found)
+
+
+def firings(pm: "PairModel", word: Sequence[str]) -> tuple[Firing, ...]:
+    """The rules that fire on `word`, pass by pass (see `derive`)."""
+    return derive(pm, word)[1]
 
 
 def gold_pairs(pm: "PairModel", gold: Any) -> list[tuple[Word, Word]]:

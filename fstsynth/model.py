@@ -7,7 +7,8 @@ Public API:
     Model.pair(source, target), Model.predict(pair, word), Model.check(pair, words)
 
 A model directory holds `model.json` (format name and version, options, features,
-columns, token inventory, and per column pair its program in readable and JSON form)
+columns, token inventory, per column pair its program in readable and JSON form, and
+the training rows, optional, which `fstsynth report` shows the rules at work on)
 and `model.far`: per column pair, one FST per pass of its program under the keys
 `pair-S-T.pass1`, `pair-S-T.pass2`, ... (applied in that order; each maps strings to
 strings), with its symbol table attached (tokens, and the tagged tokens a pair's passes
@@ -212,6 +213,14 @@ class Model:
     alphabet: tuple[Token, ...]
     pairs: dict[tuple[int, int], PairModel]
     name: str = ""
+    # The rows learned from (cells None where unknown), for `report` and `training_pairs`;
+    # empty for a model saved without them.
+    rows: tuple[tuple[Word | None, ...], ...] = ()
+
+    def training_pairs(self, pm: PairModel) -> list[tuple[Word, Word]]:
+        """The (source, target) words a column pair was learned from (none if not kept)."""
+        pairs = [(row[pm.source], row[pm.target]) for row in self.rows]
+        return [(s, t) for s, t in pairs if s is not None and t is not None]
 
     def pair(self, source: int | str | None = None, target: int | str | None = None) -> PairModel:
         """The pair model for columns given by index or name (defaults: the only pair)."""
@@ -325,6 +334,7 @@ class Model:
                 }
                 for _, pm in sorted(self.pairs.items())
             ],
+            "rows": [[None if cell is None else " ".join(cell) for cell in row] for row in self.rows],
         }
 
     def save(self, directory: str | Path) -> None:
@@ -415,7 +425,7 @@ def learn_model(
             alphabet=alphabet, features=features,
         )
     report("column pair", len(todo), len(todo), "done")
-    return Model(problem.columns, features, options, alphabet, learned, problem.name)
+    return Model(problem.columns, features, options, alphabet, learned, problem.name, rows=problem.cells)
 
 
 def _need(cond: bool, json_path: Path, what: str) -> None:
@@ -555,6 +565,17 @@ def _model_from_json(directory: Path, json_path: Path, doc: dict[str, Any], vers
             features=features,
         )
     name_ = doc.get("name", "")
+    rows = doc.get("rows", [])  # absent in models saved before it was kept
+    _need(
+        isinstance(rows, list)
+        and all(
+            isinstance(row, list) and len(row) == len(columns)
+            and all(cell is None or isinstance(cell, str) for cell in row)
+            for row in rows
+        ),
+        json_path,
+        "'rows' must list rows of one word (or null) per column",
+    )
     return Model(
         tuple(columns),
         features,
@@ -562,4 +583,5 @@ def _model_from_json(directory: Path, json_path: Path, doc: dict[str, Any], vers
         tuple(alphabet),
         pairs,
         name_ if isinstance(name_, str) else "",
+        rows=tuple(tuple(None if cell is None else tuple(cell.split()) for cell in row) for row in rows),
     )
