@@ -196,7 +196,7 @@ def evaluate_pairs(pm: "PairModel", gold: Any, max_errors: int | None = None) ->
     pairs = gold_pairs(pm, gold)
     predictions = pm.predict_many([s for s, _ in pairs])
     correct = edits = target_tokens = 0
-    mistakes = []
+    mistakes: list[Mistake] = []
     for (source, target), prediction in zip(pairs, predictions):
         distance = edit_distance(prediction, target)
         edits += distance

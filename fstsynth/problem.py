@@ -183,7 +183,7 @@ class Problem:
     def column_spaced(self, column: int) -> bool:
         """Whether a column's words are written with spaces between tokens: False when
         every word of several tokens in it was written without."""
-        long_cells = [i for i, row in enumerate(self.cells) if row[column] is not None and len(row[column]) > 1]
+        long_cells = [i for i, row in enumerate(self.cells) if len(row[column] or ()) > 1]
         return not long_cells or any((i, column) not in self.unspaced for i in long_cells)
 
     def write_word(self, word: Sequence[Token], column: int) -> str:
@@ -409,7 +409,7 @@ def _parse_tsv_problem(path: Path, text: str) -> Problem:
                 )
             raise Error(f"{path}: line {lineno}: expected source<TAB>target, found {what}{hint}")
         rows.append((lineno, fields))
-    columns = ("source", "target")
+    columns: tuple[str, ...] = ("source", "target")
     if len(rows) > 1 and _looks_like_header(rows[0][1], [f for _, f in rows[1:]]):
         lineno, fields = rows.pop(0)
         names = tuple(nfc(f).strip() for f in fields)
@@ -467,8 +467,8 @@ def _directed_problem(
             row.append(word)
         if row[0] is None:
             raise Error(f"{where}: line {lineno}: the source cannot be unknown")
-        for j, (cell, word) in enumerate(zip(fields, row)):
-            if word is not None and len(word) > 1 and not is_spaced(cell):
+        for j, (cell, tokens) in enumerate(zip(fields, row)):
+            if tokens is not None and len(tokens) > 1 and not is_spaced(cell):
                 unspaced.add((len(cells), j))
         cells.append(tuple(row))
     if not cells:
