@@ -164,9 +164,9 @@ class PairModel:
 
     def apply_many(self, words: Iterable[str | Sequence[Token]]) -> list:
         """`apply` for many words at once (through the transducer's tables when it has them)."""
-        from fstsynth.problem import WordSplitter, is_spaced
+        from fstsynth.problem import is_spaced, splitter_for
 
-        split = WordSplitter(self.alphabet)
+        split = splitter_for(self.alphabet)
         words = list(words)
         tokens = [split(w) if isinstance(w, str) else tuple(w) for w in words]
         out: list[str | Word] = []

@@ -7,7 +7,7 @@ Public API:
     problem_from_pairs(pairs, name="pairs") -> Problem   (source, target) strings, as a TSV
     read_pairs(path_or_pairs) -> Problem
     load_features(path) -> dict, with_features(problem, features, where) -> Problem
-    parse_word(text), split_graphemes(text), WordSplitter(alphabet)(text) -> Word
+    parse_word(text), split_graphemes(text), WordSplitter(alphabet)(text) -> Word, splitter_for(alphabet)
     Problem.column_pairs(), Problem.training_pairs(s, t), Problem.answer_text(answers)
 
 Every token is NFC-normalized on the way in, so that `é` typed as one code point or as
@@ -30,6 +30,7 @@ the data are reported (`with_features`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import unicodedata
@@ -97,6 +98,12 @@ def parse_word(text: str, *, split_unspaced: bool = False) -> Word:
 def is_spaced(text: str) -> bool:
     """Whether a word is written as tokens separated by spaces (or is one token)."""
     return any(ch.isspace() for ch in text.strip())
+
+
+@functools.lru_cache(maxsize=16)
+def splitter_for(alphabet: tuple[Token, ...]) -> "WordSplitter":
+    """The `WordSplitter` of an alphabet, made once (`model.apply` is called word by word)."""
+    return WordSplitter(alphabet)
 
 
 class WordSplitter:
