@@ -20,7 +20,7 @@ from typing import Callable, List, Optional
 import typer
 
 from fstsynth.errors import UserError
-from fstsynth.fileio import check_writable
+from fstsynth.fileio import check_writable, completed_writes, interrupted_summary
 from fstsynth.model import Model, load_model, learn_model
 from fstsynth.parallel import solve_files
 from fstsynth.problem import Problem, load_problem, nfc
@@ -48,6 +48,7 @@ def _guard(func: Callable[[], None]) -> None:
     bugs either, and get one line too; anything else keeps its traceback. A closed
     output pipe (`fstsynth apply ... | head`) ends the command quietly.
     """
+    written_before = len(completed_writes())
     try:
         func()
     except UserError as exc:
@@ -69,7 +70,7 @@ def _guard(func: Callable[[], None]) -> None:
             raise
         _fail("out of memory (see the Limits section of the README)")
     except KeyboardInterrupt:
-        typer.echo("fstsynth: interrupted; files being written were left as they were", err=True)
+        typer.echo(f"fstsynth: interrupted; {interrupted_summary(written_before)}", err=True)
         raise typer.Exit(130)
 
 
