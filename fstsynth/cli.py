@@ -20,7 +20,7 @@ from typing import Callable, List, Optional
 import typer
 
 from fstsynth.errors import UserError
-from fstsynth.fileio import check_writable, completed_writes, interrupted_summary
+from fstsynth.fileio import check_writable, completed_writes, interrupted_summary, raise_if_interrupted
 from fstsynth.model import Model, load_model, learn_model
 from fstsynth.parallel import solve_files
 from fstsynth.problem import Problem, load_problem, nfc
@@ -51,6 +51,7 @@ def _guard(func: Callable[[], None]) -> None:
     written_before = len(completed_writes())
     try:
         func()
+        raise_if_interrupted()  # a Ctrl-C whose exception some C code swallowed
     except UserError as exc:
         if _state["debug"]:
             raise

@@ -10,6 +10,8 @@ Public API:
     completed_writes()       (paths this process has replaced, in order: what an
                               interrupted run had already finished)
     interrupted_summary(since=0)   (one line for the user after a Ctrl-C)
+    watch_interrupts(), interrupt_requested(), raise_if_interrupted()
+                             (the command line's Ctrl-C handler, which also remembers)
     Error
 
 A file is written to a hidden temporary name in the same directory
@@ -18,11 +20,12 @@ then synced so that the rename itself survives a crash. A directory is built bes
 target and swapped in with one atomic `renameat2(RENAME_EXCHANGE)` (Linux), falling back
 to two renames elsewhere. Several processes may replace the same target at once: the
 last swap wins, none fails, and a reader that opens the directory once
-(`stable_directory`) reads one version's files, never a mix. Either way an interrupted run leaves the previous version in
-place: SIGINT cleans up on the way out; SIGKILL can leave a hidden temporary, which the
-next write to the same target removes once the process that made it (its PID is in the
-name) is gone. If a run died between the two fallback renames, the next run puts the
-previous directory back before doing anything else.
+(`stable_directory`) reads one version's files, never a mix. Either way an interrupted
+run leaves the previous version in place: SIGINT cleans up on the way out; SIGKILL can
+leave a hidden temporary, which the next write to the same target removes once the
+process that made it (its PID is in the name) is gone. If a run died between the two
+fallback renames, the next run puts the previous directory back before doing anything
+else.
 
 A Ctrl-C (SIGINT) is held back for the few system calls that create a temporary and
 register it for removal, that swap or rename the result into place and record it as
@@ -97,6 +100,40 @@ def _os_error(path: Path, exc: OSError) -> Error:
 # ------------------------------------------------------------------ interrupts
 
 _completed: list[Path] = []
+_interrupted = False
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
+
+
+def watch_interrupts() -> None:
+    """Make Ctrl-C raise KeyboardInterrupt *and* remember that it was pressed.
+
+    Some C code that calls back into Python clears whatever exception it gets back: a
+    KeyboardInterrupt raised there is lost. Seen: SIGINT while scipy, imported by lingpy
+    at start-up, loads numpy's random module; `learn` then went on and wrote its model,
+    exit 0. With this handler a lost interrupt is still known: no file or directory is
+    replaced after it (the writers here check), and the command line ends as
+    interrupted. Installed only over Python's default handler: an inherited SIG_IGN
+    (a background job) or an application's own handler is left alone."""
+    if threading.current_thread() is threading.main_thread() and (
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    ):
+        signal.signal(signal.SIGINT, _on_interrupt)
+
+
+def interrupt_requested() -> bool:
+    """Whether Ctrl-C was pressed since `watch_interrupts()`."""
+    return _interrupted
+
+
+def raise_if_interrupted() -> None:
+    """Raise KeyboardInterrupt if Ctrl-C was pressed, even if its exception was lost."""
+    if _interrupted:
+        raise KeyboardInterrupt
 
 
 def completed_writes() -> list[Path]:
@@ -247,6 +284,7 @@ def commit_file(tmp: Path, path: str | Path) -> None:
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
         with _HeldInterrupts():  # replaced and recorded as done, or neither
+            raise_if_interrupted()
             os.replace(tmp, path)
             _completed.append(path)
     except OSError as exc:
@@ -360,6 +398,7 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
         _fsync_directory(tmp)
         os.chmod(tmp, 0o777 & ~_umask())
         with _HeldInterrupts():  # swapped in and recorded as done, or neither
+            raise_if_interrupted()
             previous = _swap_in(tmp, path, parent)
             _completed.append(path)
             tmp = previous  # what is left to remove, on success or interrupt alike

@@ -186,3 +186,59 @@ def test_atomic_write_killed_mid_write_leaves_old_file(tmp_path):
     fileio.atomic_write_text(target, "new answers")
     assert [p.name for p in tmp_path.iterdir()] == ["answers.json"]
     assert target.read_text() == "new answers"
+
+
+SWALLOWING_LEARNER = textwrap.dedent(
+    """
+    import os, signal, sys
+    import fstsynth.model
+
+    real_learn = fstsynth.model.learn
+
+    def learn(*args, **kwargs):
+        # As C code that calls back into Python and clears the error does (seen: numpy's
+        # random module imported by scipy at start-up): the KeyboardInterrupt is lost.
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            sum(range(1000))  # the handler runs here
+        except BaseException:
+            pass
+        return real_learn(*args, **kwargs)
+
+    fstsynth.model.learn = learn
+    sys.argv = ["fstsynth", "learn", sys.argv[1], "-o", sys.argv[2]]
+    from fstsynth.__main__ import main
+    main()
+    """
+)
+
+
+def test_a_ctrl_c_whose_exception_is_swallowed_still_stops_the_write(tmp_path, previous_model):
+    out, before = previous_model
+    proc = subprocess.run(
+        [sys.executable, "-c", SWALLOWING_LEARNER, ROOT / "data" / "plural.tsv", out],
+        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300, preexec_fn=as_from_a_terminal,
+    )
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.splitlines()[-1] == "fstsynth: interrupted; files being written were left as they were"
+    assert "model written" not in proc.stdout
+    assert snapshot(out) == before  # the same bytes: not replaced, even by an equal model
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
+def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path):
+    """SIGINT while the command imports lingpy, numpy and pynini (a second or two)."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    # A module imported by fstsynth.alignment's imports sends the SIGINT: `lingpy` is
+    # found first on the path here and stands in for the real one.
+    (hook / "lingpy").mkdir()
+    (hook / "lingpy" / "__init__.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n")
+    env = {**ENV, "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "fstsynth", "learn", ROOT / "data" / "plural.tsv", "-o", tmp_path / "m"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, preexec_fn=as_from_a_terminal,
+    )
+    assert proc.returncode == 130
+    assert proc.stderr == "fstsynth: interrupted; files being written were left as they were\n"
+    assert not (tmp_path / "m").exists()
