@@ -5,8 +5,8 @@ Public API:
     atomic_directory(path)   (context manager yielding a temporary directory to fill)
     temporary_file(path), commit_file(tmp, path)   (for writers that need a file name)
     check_writable(path)     (fail early, before hours of work, if `path` cannot be written)
-    stable_directory(path)   (context manager: a path that keeps naming the directory
-                              as it was when opened, for readers of several files)
+    stable_directory(path)   (context manager: a path to the directory as it is now,
+                              kept whole while in use, for readers of several files)
     completed_writes()       (paths this process has replaced, in order: what an
                               interrupted run had already finished)
     interrupted_summary(since=0)   (one line for the user after a Ctrl-C)
@@ -19,8 +19,9 @@ A file is written to a hidden temporary name in the same directory
 then synced so that the rename itself survives a crash. A directory is built beside the
 target and swapped in with one atomic `renameat2(RENAME_EXCHANGE)` (Linux), falling back
 to two renames elsewhere. Several processes may replace the same target at once: the
-last swap wins, none fails, and a reader that opens the directory once
-(`stable_directory`) reads one version's files, never a mix. Either way an interrupted
+last swap wins, none fails, and a reader that goes through `stable_directory` reads
+one version's files, never a mix (the writer removes a replaced version only once its
+readers are done). Either way an interrupted
 run leaves the previous version in place: SIGINT cleans up on the way out; SIGKILL can
 leave a hidden temporary, which the next write to the same target removes once the
 process that made it (its PID is in the name) is gone. If a run died between the two
@@ -50,10 +51,16 @@ import secrets
 import shutil
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
 from fstsynth.errors import UserError
+
+try:
+    import fcntl
+except ImportError:  # not POSIX
+    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
 
@@ -403,7 +410,7 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
             _completed.append(path)
             tmp = previous  # what is left to remove, on success or interrupt alike
         if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+            _remove_when_unread(tmp)
         _fsync_directory(parent)
     except BaseException as exc:
         if tmp is not None:
@@ -415,21 +422,62 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def stable_directory(path: str | Path) -> Iterator[Path]:
-    """Yield a path that goes on naming the directory `path` names now, even if a writer
-    swaps another version in meanwhile: files read through it all come from one version,
-    never a mix. (Linux: `/proc/PID/fd/N` of an open descriptor, which child processes
-    can read too while this one keeps it open; elsewhere `path` itself.)
+def stable_directory(path: str | Path, attempts: int = 50) -> Iterator[Path]:
+    """Yield a path naming the directory `path` names now, which stays whole while the
+    block runs even if a writer swaps another version in meanwhile: files read through
+    it all come from one version, never a mix, and none vanishes.
 
-    The writer removes the version it replaced: a file not yet opened may then vanish,
-    and reading it fails with FileNotFoundError. A reader should then try again."""
+    The directory is opened once and locked shared (`flock`); a writer that replaced it
+    waits for that lock before removing it (`_remove_when_unread`). If `path` was
+    swapped between the open and the lock, it is opened again (up to `attempts` times,
+    then Error). Linux: the path is `/proc/PID/fd/N`, which child processes can read
+    too; elsewhere `path` itself (no guarantee there)."""
     path = Path(path)
+    fds = Path(f"/proc/{os.getpid()}/fd")
+    if not fds.is_dir() or fcntl is None:
+        yield path
+        return
+    for _ in range(attempts):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except NotADirectoryError:
+            raise Error(f"{path}: not a directory") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            try:
+                current = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                current = False
+            if current:
+                yield fds / str(fd)
+                return
+        finally:
+            os.close(fd)  # also releases the lock
+    raise Error(f"{path}: the directory kept changing while being read; try again")
+
+
+def _remove_when_unread(directory: Path, patience: float = 10.0) -> None:
+    """Remove a replaced version once no reader holds it (see `stable_directory`); after
+    `patience` seconds, remove it anyway (a reader still in it will fail and retry)."""
+    fd = None
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except NotADirectoryError:
-        raise Error(f"{path}: not a directory") from None
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        if fcntl is not None:
+            waited = 0.0
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if waited >= patience:
+                        log.warning("%s: still being read after %.0f s; removing it", directory, patience)
+                        break
+                    time.sleep(0.05)
+                    waited += 0.05
+    except OSError:
+        pass
     try:
-        fds = Path(f"/proc/{os.getpid()}/fd")
-        yield fds / str(fd) if fds.is_dir() else path
+        shutil.rmtree(directory, ignore_errors=True)
     finally:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)
