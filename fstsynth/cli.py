@@ -138,6 +138,8 @@ def _features_file(path: Optional[Path]) -> dict[str, dict[str, bool]]:
         raise UserError(
             f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"
         ) from None
+    except RecursionError:  # found by scripts/fuzz_inputs: lists nested thousands deep
+        raise UserError(f"{path}: not a features file: nested too deeply") from None
     if not isinstance(raw, dict) or not all(
         isinstance(v, dict) and all(isinstance(b, bool) for b in v.values()) for v in raw.values()
     ):

@@ -377,3 +377,13 @@ def test_features_file_not_json(tmp_path):
 
 def test_problem_path_is_a_directory(tmp_path):
     assert_error(["learn", tmp_path, "-o", tmp_path / "m"], f"{tmp_path}: is a directory, not a problem file")
+
+
+def test_features_file_nested_too_deeply(tmp_path):
+    """Found by scripts/fuzz_inputs: a RecursionError traceback."""
+    features = tmp_path / "f.json"
+    features.write_text("[" * 5000 + "]" * 5000, encoding="utf-8")
+    assert_error(
+        ["learn", Path(__file__).parent.parent / "data" / "plural.tsv", "--features", features, "-o", tmp_path / "m"],
+        f"{features}: not a features file: nested too deeply",
+    )
