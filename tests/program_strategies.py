@@ -8,11 +8,12 @@ Public API:
 Used by `tests/test_equivalence.py` (a short seeded run in the suite) and by
 `scripts/fuzz_equivalence` (the long run). A case draws a small alphabet from a pool
 that includes multi-character tokens and characters that mean something in FST string
-syntax (`[`, `]`, `\\`), random boolean features, a program of 1-3 passes using every
-predicate and transformation type of `fstsynth.dsl` (offsets within +-3, `Not`,
-boundary tests, multi-token outputs, copies, and `TransformationApplied` tags naming
-transformations of the previous pass), and words that include the empty word, one-token
-words, and tokens the compiled model has never seen.
+syntax (`[`, `]`, `\\`), random boolean features (each token has some, all or none of
+them), a program of 1-3 passes using every predicate and transformation type of
+`fstsynth.dsl` (offsets within +-3, `Not`, boundary tests, multi-token outputs, copies,
+and `TransformationApplied` tags naming transformations of the previous pass, or any
+transformation, often one of the same kind as the previous pass's), and words that
+include the empty word, one-token words, and tokens the compiled model has never seen.
 
 The law checked: for every word w,
 `compiled.apply(w) == interpreter.run(program, compiled.map_unknown(w), features)`.
@@ -126,6 +127,11 @@ def _predicate(
     elif kind == "TierIs":
         index = offset if offset else 1
         pred = TierIs(_pick(draw, FEATURE_NAMES), _pick(draw, FEATURE_NAMES + (BOUNDARY,)), index)
+    elif draw(_small[2]) == 0:
+        # Any transformation, not only the previous pass's: often one of the same kind
+        # with other tokens or offsets, which must not match (a tag is the whole
+        # transformation, not its kind).
+        pred = TransformationApplied(_transformation(draw, alphabet), offset)
     else:
         pred = TransformationApplied(_pick(draw, tags), offset)
     for _ in range(draw(_small[2]) % 3 if draw(_bool) else 0):
@@ -169,8 +175,9 @@ def programs(draw: st.DrawFn, alphabet: tuple[str, ...]) -> Program:
 def cases(draw: st.DrawFn, words_per_case: int = 12) -> Case:
     pool = list(TOKEN_POOL)
     alphabet = tuple(sorted({_pick(draw, tuple(pool)) for _ in range(1 + draw(_small[3]))}))
+    # Partial feature sets: a token may have some features and not others (or none).
     features = {
-        tok: {name: draw(_bool) for name in FEATURE_NAMES}
+        tok: {name: draw(_bool) for name in FEATURE_NAMES if draw(_bool)}
         for tok in alphabet
         if draw(_bool)
     }
