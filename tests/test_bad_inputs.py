@@ -83,7 +83,8 @@ def test_bom_and_crlf_in_json(tmp_path):
 
 
 def test_row_with_too_few_cells(tmp_path):
-    path = write_json(tmp_path / "p.json", {"columns": ["a", "b", "c"], "data": [["p a", "p a s", "x"], ["d o", "d o z"]]})
+    rows = [["p a", "p a s", "x"], ["d o", "d o z"]]
+    path = write_json(tmp_path / "p.json", {"columns": ["a", "b", "c"], "data": rows})
     assert_error(["learn", path, "-o", tmp_path / "m"], f"{path}: row 2: has 2 cells, expected 3 (one per column)")
 
 
@@ -131,7 +132,9 @@ def test_no_training_pair_at_all(tmp_path):
 
 def test_row_of_only_question_marks(tmp_path):
     path = write_json(tmp_path / "p.json", {"columns": ["a", "b"], "data": [GOOD_ROWS[0], ["?", " ? "]]})
-    assert_error(["learn", path, "-o", tmp_path / "m"], f"{path}: row 2: every cell is unknown, nothing to predict from")
+    assert_error(
+        ["learn", path, "-o", tmp_path / "m"], f"{path}: row 2: every cell is unknown, nothing to predict from"
+    )
 
 
 def test_duplicate_column_names(tmp_path):
