@@ -110,6 +110,21 @@ def _transformation(draw: st.DrawFn, alphabet: tuple[str, ...]) -> Transformatio
     return Delete() if kind == "Delete" else Identity()
 
 
+def _sibling(draw: st.DrawFn, tag: Transformation, alphabet: tuple[str, ...]) -> Transformation:
+    """A transformation of the same kind as `tag` with other arguments, where it has any."""
+    if isinstance(tag, ReplaceBy):
+        if draw(_bool):
+            return ReplaceBy(_pick(draw, alphabet), tag.target)
+        return ReplaceBy(tag.source, _tokens(draw, alphabet, 0))
+    if isinstance(tag, ReplaceAnyBy):
+        return ReplaceAnyBy(_tokens(draw, alphabet, 1))
+    if isinstance(tag, Insert):
+        return Insert(_tokens(draw, alphabet, 1))
+    if isinstance(tag, (CopyReplace, CopyInsert)):
+        return type(tag)(draw(_offset))
+    return _transformation(draw, alphabet)
+
+
 def _predicate(
     draw: st.DrawFn, alphabet: tuple[str, ...], tags: tuple[Transformation, ...]
 ) -> dsl.Predicate:
@@ -127,11 +142,14 @@ def _predicate(
     elif kind == "TierIs":
         index = offset if offset else 1
         pred = TierIs(_pick(draw, FEATURE_NAMES), _pick(draw, FEATURE_NAMES + (BOUNDARY,)), index)
-    elif draw(_small[2]) == 0:
-        # Any transformation, not only the previous pass's: often one of the same kind
-        # with other tokens or offsets, which must not match (a tag is the whole
-        # transformation, not its kind).
-        pred = TransformationApplied(_transformation(draw, alphabet), offset)
+    elif draw(_bool):
+        # Not one of the previous pass's transformations: a sibling of one of them (same
+        # kind, other tokens or offset) or any transformation. It must not match where
+        # the previous pass applied its sibling: a tag is the whole transformation, not
+        # its kind.
+        tag = _pick(draw, tags)
+        other = _sibling(draw, tag, alphabet) if draw(_bool) else _transformation(draw, alphabet)
+        pred = TransformationApplied(other, offset)
     else:
         pred = TransformationApplied(_pick(draw, tags), offset)
     for _ in range(draw(_small[2]) % 3 if draw(_bool) else 0):
