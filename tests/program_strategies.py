@@ -173,6 +173,12 @@ def _program(draw: st.DrawFn, alphabet: tuple[str, ...]) -> Program:
             )
             for _ in range(draw(_small[4]))
         )
+        if previous and draw(_bool):
+            # First, often, a rule reading the tag of a sibling of a transformation the
+            # previous pass applied (same kind, other arguments): it must not fire there.
+            sibling = _sibling(draw, _pick(draw, previous), tokens)
+            test = TransformationApplied(sibling, draw(_small[2]) - 1)
+            rules = (Rule((test,), _transformation(draw, tokens)), *rules)
         passes.append(Pass(rules))
         previous = tuple(dict.fromkeys(r.transformation for r in rules))
     return Program(tuple(passes))
