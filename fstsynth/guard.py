@@ -23,8 +23,9 @@ processes from /proc four times a second:
   temporaries left are removed by the next run writing the same path).
 
 Python's signal wake-up fd tells the watchdog of every signal the command receives, even
-while the command is inside C++ and cannot run its handler: a second Ctrl-C while the
-command is still running stops it at once the same way ("interrupted again").
+while the command is inside C++ and cannot run its handler: a second Ctrl-C (a second or
+more after the first: one press reaches the command and each of its worker processes)
+while the command is still running stops it at once the same way ("interrupted again").
 
 The watchdog exits when the command does (its end of a pipe closes). Linux only (it
 reads /proc); elsewhere `start` does nothing.
@@ -139,16 +140,21 @@ def stop(message):
     sys.exit(0)
 
 asked = None
-interrupts = 0
+first_interrupt = None
 while True:
     ready, _, _ = select.select([fd], [], [], 0.25)
     if ready:
         data = os.read(fd, 256)
         if not data:
             sys.exit(0)  # the command has exited
-        interrupts += data.count(bytes([signal.SIGINT]))
-        if interrupts >= 2:
-            stop("interrupted again: stopped at once (files being written were left as they were)")
+        if bytes([signal.SIGINT]) in data:
+            # One Ctrl-C reaches the command and each of its worker processes (they all
+            # write here): presses less than a second apart count as one.
+            now = time.monotonic()
+            if first_interrupt is None:
+                first_interrupt = now
+            elif now - first_interrupt > 1.0:
+                stop("interrupted again: stopped at once (files being written were left as they were)")
     try:
         os.kill(pid, 0)
     except OSError:

@@ -101,6 +101,22 @@ def run_stuck(kind: str, limit_mb: int) -> subprocess.Popen:
     return proc
 
 
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_inside_the_call(pid: int) -> None:
+    """Until the child has spent half a second of CPU after saying "ready": it is then
+    in its long C call (a signal sent earlier could land before the call)."""
+    start = cpu_seconds(pid)
+    deadline = time.monotonic() + 120
+    while cpu_seconds(pid) - start < 0.5:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
 def test_over_the_memory_limit_inside_cpp_the_watchdog_stops_it():
     """OpenFst cannot be interrupted, and a failed allocation would abort: the watchdog
     kills the process soon after the limit and says why, in one line."""
@@ -118,9 +134,11 @@ def test_over_the_memory_limit_inside_cpp_the_watchdog_stops_it():
 
 def test_a_second_ctrl_c_stops_a_long_library_call_at_once():
     proc = run_stuck("cpu", 100000)
+    wait_inside_the_call(proc.pid)
     proc.send_signal(signal.SIGINT)
-    time.sleep(1.0)
-    assert proc.poll() is None  # the first one waits for the library call to return
+    proc.send_signal(signal.SIGINT)  # at once: the same press reaching a worker counts once
+    time.sleep(1.5)
+    assert proc.poll() is None  # the first press waits for the library call to return
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
