@@ -12,6 +12,7 @@ exit code 130, not a traceback. Nothing has been written by then.
 import sys
 
 INTERRUPTED = 130
+NOTHING_WRITTEN = "files being written were left as they were"
 
 
 def _forget_unhandled_interrupt() -> None:
@@ -37,7 +38,7 @@ def main() -> None:
 
         fileio.raise_if_interrupted()  # an interrupt that C code swallowed on the way
     except KeyboardInterrupt:
-        sys.stderr.write("fstsynth: interrupted; files being written were left as they were\n")
+        sys.stderr.write(f"fstsynth: interrupted; {NOTHING_WRITTEN}\n")
         _forget_unhandled_interrupt()
         sys.exit(INTERRUPTED)
     try:
@@ -45,6 +46,10 @@ def main() -> None:
     except SystemExit as exc:
         if exc.code == INTERRUPTED:
             _forget_unhandled_interrupt()
+            # typer turns a Ctrl-C outside the command's body (while it reads the
+            # arguments and imports what it needs for them) into exit 130, silently.
+            if not fileio.interrupt_reported():
+                sys.stderr.write(f"fstsynth: interrupted; {NOTHING_WRITTEN}\n")
         raise
 
 

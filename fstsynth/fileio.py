@@ -9,7 +9,8 @@ Public API:
                               kept whole while in use, for readers of several files)
     completed_writes()       (paths this process has replaced, in order: what an
                               interrupted run had already finished)
-    interrupted_summary(since=0)   (one line for the user after a Ctrl-C)
+    interrupted_summary(since=0), interrupt_reported()   (one line for the user after a
+                             Ctrl-C, and whether it was given)
     watch_interrupts(), interrupt_requested(), raise_if_interrupted()
                              (the command line's Ctrl-C handler, which also remembers)
     Error
@@ -108,6 +109,12 @@ def _os_error(path: Path, exc: OSError) -> Error:
 
 _completed: list[Path] = []
 _interrupted = False
+_reported = False
+
+
+def interrupt_reported() -> bool:
+    """Whether `interrupted_summary` has been asked for (the user has been told)."""
+    return _reported
 
 
 def _on_interrupt(signum: int, frame: Any) -> None:
@@ -150,7 +157,10 @@ def completed_writes() -> list[Path]:
 
 def interrupted_summary(since: int = 0) -> str:
     """What an interrupted run leaves, in one line: `since` is `len(completed_writes())`
-    when the command started."""
+    when the command started. Calling it counts as telling the user (see
+    `interrupt_reported`)."""
+    global _reported
+    _reported = True
     done = _completed[since:]
     kept = "files being written were left as they were"
     if not done:

@@ -242,3 +242,34 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path):
     assert proc.returncode == 130
     assert proc.stderr == "fstsynth: interrupted; files being written were left as they were\n"
     assert not (tmp_path / "m").exists()
+
+
+def test_ctrl_c_while_the_arguments_are_read_is_one_line_and_exit_130(tmp_path):
+    """typer turns a KeyboardInterrupt outside the command's body into exit 130 with no
+    message (seen: SIGINT while typer imported pydantic for the arguments, 3 of 10
+    moments around 11 s into a loaded `solve`); the command line says it anyway."""
+    code = textwrap.dedent(
+        """
+        import os, signal, sys
+        import fstsynth.guard
+
+        real = fstsynth.guard.start_from_option
+
+        def start_from_option(text):  # runs in the callback, before the command's body
+            os.kill(os.getpid(), signal.SIGINT)
+            sum(range(1000))
+            return real(text)
+
+        fstsynth.guard.start_from_option = start_from_option
+        sys.argv = ["fstsynth", "learn", sys.argv[1], "-o", sys.argv[2]]
+        from fstsynth.__main__ import main
+        main()
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, ROOT / "data" / "plural.tsv", tmp_path / "m"],
+        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300, preexec_fn=as_from_a_terminal,
+    )
+    assert proc.returncode == 130
+    assert proc.stderr == "fstsynth: interrupted; files being written were left as they were\n"
+    assert not (tmp_path / "m").exists()
