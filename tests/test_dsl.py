@@ -127,3 +127,17 @@ def test_parse_tokens_with_quotes_and_unicode():
 def test_parse_errors_say_where(text, where):
     with pytest.raises(dsl.ParseError, match=where.replace("(", r"\(").replace(")", r"\)")):
         dsl.parse(text)
+
+
+def test_prints_tokens_as_they_are_written():
+    """Rules are shown to linguists and ranked by their text: IPA stays IPA, not \\u escapes."""
+    assert str(IsToken("ŋ", 0)) == 'IsToken(w, "ŋ", 0)'
+    assert str(ReplaceBy("t͡ʃ", ("ʃ", "ː"))) == 'ReplaceBy(x, "t͡ʃ", "ʃ ː")'
+    assert str(Insert(("é",))) == 'Insert(x, "é")'
+
+
+@pytest.mark.parametrize(
+    "text, node", [('IsToken(w, "a", +2)', IsToken("a", 2)), ("CopyInsert(x, -3)", CopyInsert(-3))]
+)
+def test_parse_signed_offsets(text, node):
+    assert dsl.parse(text) == node
