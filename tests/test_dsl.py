@@ -141,3 +141,10 @@ def test_prints_tokens_as_they_are_written():
 )
 def test_parse_signed_offsets(text, node):
     assert dsl.parse(text) == node
+
+
+def test_from_json_quotes_the_bad_node_briefly():
+    bad = {"type": 5, "note": "x" * 200}
+    with pytest.raises(dsl.Error) as caught:
+        dsl.from_json(bad)
+    assert str(caught.value) == f"expected a DSL node object with a 'type', got {str(bad)[:60]!r}"
