@@ -121,6 +121,7 @@ def test_parse_tokens_with_quotes_and_unicode():
         ('IfThen(IsToken(w, "a", 0), Insert(x, "b")', "index 41: expected ')'"),
         ("Explode(x)", "expected a transformation name"),
         ('IsToken(w, "a", one)', "expected an integer"),
+        ("CopyInsert(x, ", "index 14: expected an integer"),  # the text ends where a number should be
         ("Delete(x) trailing", "expected the end of the text"),
     ],
 )
