@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Sequence
 
 import typer
 
+from fstsynth import guard
 from fstsynth.errors import UserError
+from fstsynth.fileio import completed_writes, interrupted_summary, raise_if_interrupted
 
 if TYPE_CHECKING:
     from fstsynth.evaluation import Evaluation
@@ -52,8 +54,10 @@ def _guard(func: Callable[[], None]) -> None:
     bugs either, and get one line too; anything else keeps its traceback. A closed
     output pipe (`fstsynth apply ... | head`) ends the command quietly.
     """
+    written_before = len(completed_writes())
     try:
         func()
+        raise_if_interrupted()  # a Ctrl-C whose exception some C code swallowed
     except UserError as exc:
         if _state["debug"]:
             raise
@@ -72,17 +76,29 @@ def _guard(func: Callable[[], None]) -> None:
         if _state["debug"]:
             raise
         _fail("out of memory (see the Limits section of the README)")
+    except guard.MemoryLimitExceeded as exc:
+        _fail(str(exc))
     except KeyboardInterrupt:
-        typer.echo("fstsynth: interrupted; files being written were left as they were", err=True)
+        typer.echo(f"fstsynth: interrupted; {interrupted_summary(written_before)}", err=True)
         raise typer.Exit(130) from None
 
 
 @app.callback()
 def main(
+    ctx: typer.Context,
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress details."),
+    memory_limit: Optional[str] = typer.Option(
+        None, "--memory-limit", envvar="FSTSYNTH_MEMORY_LIMIT",
+        help="Stop when fstsynth and its workers use more memory than this: 8G, 500M, or none "
+        "(default: half the machine's memory).",
+    ),
 ) -> None:
     _state["debug"] = debug
+    try:
+        ctx.call_on_close(guard.start_from_option(memory_limit).stop)  # watchdog: see fstsynth.guard
+    except UserError as exc:
+        _fail(str(exc))
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="fstsynth: %(message)s",
@@ -90,13 +106,18 @@ def main(
     )
 
 
+#: Seconds per column pair when --time-limit is not given (README "Limits"); 0 lifts it.
+DEFAULT_TIME_LIMIT = 600.0
+TIME_LIMIT_HELP = "Seconds allowed per column pair (default 600; 0: no limit)."
+
+
 def _options(variant: str, time_limit: Optional[float], alignment: str) -> "Options":
     """The learning options, checked; errors name the command-line option."""
     from fstsynth.api import options
 
-    if time_limit is not None and not time_limit > 0:
-        raise UserError(f"--time-limit must be a positive number of seconds, not {time_limit}")
-    return options(variant, time_limit, alignment)
+    if time_limit is not None and not time_limit >= 0:
+        raise UserError(f"--time-limit must be a number of seconds (0: no limit), not {time_limit}")
+    return options(variant, time_limit or None, alignment)
 
 
 def _warn(message: str) -> None:
@@ -124,9 +145,7 @@ def learn(
     variant: str = typer.Option(DEFAULT_VARIANT, "--variant", help=VARIANT_HELP),
     features: Optional[Path] = typer.Option(None, "--features", help=FEATURES_HELP),
     alignment: str = typer.Option("global", "--alignment", help="global or local."),
-    time_limit: Optional[float] = typer.Option(
-        None, "--time-limit", help="Seconds allowed per column pair."
-    ),
+    time_limit: Optional[float] = typer.Option(DEFAULT_TIME_LIMIT, "--time-limit", help=TIME_LIMIT_HELP),
     jobs: int = typer.Option(
         1, "--jobs", "-j", min=1,
         help="Worker processes for the cross-validation that picks the variant (same model).",
@@ -526,9 +545,7 @@ def solve(
     out: Path = typer.Option(..., "--out", help="Directory for the answer files (created)."),
     variant: str = typer.Option(DEFAULT_VARIANT, "--variant", help=VARIANT_HELP),
     alignment: str = typer.Option("global", "--alignment", help="global or local."),
-    time_limit: Optional[float] = typer.Option(
-        None, "--time-limit", help="Seconds allowed per column pair."
-    ),
+    time_limit: Optional[float] = typer.Option(DEFAULT_TIME_LIMIT, "--time-limit", help=TIME_LIMIT_HELP),
     check: bool = typer.Option(
         False, "--check", help="Also run the interpreter on every answer; exit 1 on any difference."
     ),

@@ -50,7 +50,7 @@ from fstsynth.alignment import with_vowel_classes
 from fstsynth.compiler import UNK, Compiled, compile_program, program_tokens
 from fstsynth.compiler import Error as CompilerError
 from fstsynth.errors import UserError
-from fstsynth.fileio import atomic_directory
+from fstsynth.fileio import atomic_directory, stable_directory
 from fstsynth.interpreter import run
 from fstsynth.problem import Problem
 from fstsynth.synthesis import LearnResult, Options, learn
@@ -442,9 +442,21 @@ def load_model(directory: str | Path) -> Model:
 
     The JSON is read as plain data and every field is type-checked; the FAR is read only
     if its SHA-256 matches the JSON and a child process could read it (see
-    `exporters.far.read_far`). Nothing in either file is ever executed.
+    `exporters.far.read_far`). Nothing in either file is ever executed. The files are
+    read through `fileio.stable_directory`, so a `learn` replacing the model meanwhile
+    cannot make this read one version's JSON and the other's archive.
     """
     directory = Path(directory)
+    if not directory.is_dir():
+        return _load_model(directory)  # says what is wrong with the path
+    with stable_directory(directory) as stable:
+        try:
+            return _load_model(stable)
+        except UserError as exc:  # name the user's path, not /proc/PID/fd/N
+            raise type(exc)(str(exc).replace(str(stable), str(directory))) from None
+
+
+def _load_model(directory: Path) -> Model:
     json_path = directory / MODEL_JSON
     if not directory.is_dir():
         if directory.exists():

@@ -530,6 +530,8 @@ def load_features(path: str | Path) -> dict[Token, dict[str, bool]]:
         raise Error(f"{path}: not valid UTF-8") from None
     except json.JSONDecodeError as exc:
         raise Error(f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:  # lists nested thousands deep
+        raise Error(f"{path}: not a features file: nested too deeply") from None
     if not isinstance(raw, dict) or not all(
         isinstance(v, dict) and all(isinstance(b, bool) for b in v.values()) for v in raw.values()
     ):
