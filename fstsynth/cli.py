@@ -164,7 +164,7 @@ def learn(
         started = time.perf_counter()
         with showing_progress(quiet):
             model = learn_pairs(
-                input, features=features, variant=variant, time_limit=time_limit,
+                input, features=features, variant=variant, time_limit=time_limit or None,
                 alignment=alignment, jobs=jobs,
             )
             model.save(output)

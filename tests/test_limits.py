@@ -85,16 +85,16 @@ def test_time_limit_stops_alignment_of_long_words():
 
 
 def test_the_command_line_has_a_default_time_limit_that_0_lifts(tmp_path, monkeypatch):
-    from fstsynth import cli
+    from fstsynth import api, cli
 
     seen = []
-    real = cli.learn_model
+    real = api.learn_model
 
     def learn_model_(problem, options, *args, **kwargs):
         seen.append(options.time_limit)
         return real(problem, options, *args, **kwargs)
 
-    monkeypatch.setattr(cli, "learn_model", learn_model_)
+    monkeypatch.setattr(api, "learn_model", learn_model_)
     plural = cli.Path(__file__).parent.parent / "data" / "plural.tsv"
     for extra in ([], ["--time-limit", "0"], ["--time-limit", "2.5"]):
         result = runner.invoke(app, ["learn", str(plural), "-o", str(tmp_path / "m"), "--variant", "token", *extra])
