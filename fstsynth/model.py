@@ -2,12 +2,13 @@
 
 Public API:
     FORMAT_VERSION, PairModel, Model, Error
-    learn_model(problem, options, progress=None, pairs=None, jobs=1) -> Model
+    learn_model(problem, options, pairs=None, jobs=1) -> Model
     Model.save(directory), load_model(directory) -> Model
     Model.pair(source, target), Model.predict(pair, word), Model.check(pair, words)
 
 A model directory holds `model.json` (format name and version, options, features,
-columns, token inventory, and per column pair its program in readable and JSON form)
+columns, token inventory, per column pair its program in readable and JSON form, and
+the training rows, optional, which `fstsynth report` shows the rules at work on)
 and `model.far`: per column pair, one FST per pass of its program under the keys
 `pair-S-T.pass1`, `pair-S-T.pass2`, ... (applied in that order; each maps strings to
 strings), with its symbol table attached (tokens, and the tagged tokens a pair's passes
@@ -40,7 +41,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from exporters.far import Error as FarError
 from exporters.far import read_far, write_far
@@ -49,12 +50,16 @@ from fstsynth.alignment import with_vowel_classes
 from fstsynth.compiler import UNK, Compiled, compile_program, program_tokens
 from fstsynth.compiler import Error as CompilerError
 from fstsynth.errors import UserError
-from fstsynth.fileio import atomic_directory
+from fstsynth.fileio import atomic_directory, stable_directory
 from fstsynth.interpreter import run
 from fstsynth.problem import Problem
 from fstsynth.features import with_ipa_features
 from fstsynth.synthesis import LearnResult, Options, learn
-from fstsynth.types import Token, Word
+from fstsynth.progress import report
+from fstsynth.types import Features, Token, Word
+
+if TYPE_CHECKING:
+    import pynini
 
 FORMAT_NAME = "fstsynth-model"
 FORMAT_VERSION = 2
@@ -106,6 +111,10 @@ class PairModel:
     held_out: float | None = None
     variant: str = ""
     far_key: str = ""
+    # The model's token inventory and features (shared by its pairs), which reading a
+    # typed word and running the interpreter need.
+    alphabet: tuple[Token, ...] = ()
+    features: Features = field(default_factory=dict)
 
     def predict(self, word: Sequence[Token]) -> Word:
         """The transducer's output; unseen tokens are handled as in `restore_unknown`.
@@ -137,6 +146,45 @@ class PairModel:
         mapped = self.compiled.map_unknown(word)
         return restore_unknown(word, mapped, run(self.program, mapped, features))
 
+    # -- the Python API (README "Library"): words as typed in, words as typed out
+
+    @property
+    def rules(self) -> dsl.Program:
+        """The learned program (prints as its rules, pass by pass)."""
+        return self.program
+
+    @property
+    def fst(self) -> "pynini.Fst":
+        """The pair's transducer: its passes composed into one."""
+        return self.compiled.fst
+
+    def apply(self, word: str | Sequence[Token]) -> str | Word:
+        """The prediction for one word: a string gives a string (tokens separated by
+        spaces, or run together if the word was typed so), tokens give tokens."""
+        return self.apply_many([word])[0]
+
+    def apply_many(self, words: Iterable[str | Sequence[Token]]) -> list:
+        """`apply` for many words at once (through the transducer's tables when it has them)."""
+        from fstsynth.problem import is_spaced, splitter_for
+
+        split = splitter_for(self.alphabet)
+        words = list(words)
+        tokens = [split(w) if isinstance(w, str) else tuple(w) for w in words]
+        out: list[str | Word] = []
+        for word, prediction in zip(words, self.predict_many(tokens)):
+            if isinstance(word, str):
+                out.append((" " if is_spaced(word) else "").join(prediction))
+            else:
+                out.append(prediction)
+        return out
+
+    def evaluate(self, pairs: Any, *, errors: int | None = None) -> dict[str, Any]:
+        """Scores on gold (source, target) pairs (or a TSV/problem file): the figures of
+        `fstsynth evaluate` (`evaluation.Evaluation.to_json`)."""
+        from fstsynth.evaluation import evaluate_pairs
+
+        return evaluate_pairs(self, pairs, max_errors=errors).to_json()
+
 
 def restore_unknown(word: Sequence[Token], mapped: Sequence[Token], output: Word) -> Word:
     """Put unseen tokens back where the model kept or copied them.
@@ -166,6 +214,14 @@ class Model:
     alphabet: tuple[Token, ...]
     pairs: dict[tuple[int, int], PairModel]
     name: str = ""
+    # The rows learned from (cells None where unknown), for `report` and `training_pairs`;
+    # empty for a model saved without them.
+    rows: tuple[tuple[Word | None, ...], ...] = ()
+
+    def training_pairs(self, pm: PairModel) -> list[tuple[Word, Word]]:
+        """The (source, target) words a column pair was learned from (none if not kept)."""
+        pairs = [(row[pm.source], row[pm.target]) for row in self.rows]
+        return [(s, t) for s, t in pairs if s is not None and t is not None]
 
     def pair(self, source: int | str | None = None, target: int | str | None = None) -> PairModel:
         """The pair model for columns given by index or name (defaults: the only pair)."""
@@ -204,6 +260,38 @@ class Model:
             raise Error("the recompiled program's symbols differ from the saved transducer's")
         compiled.with_tables_of(fresh)
         return pm
+
+    # -- the Python API for a model of one column pair (`pair` picks one of several)
+
+    def _only(self) -> PairModel:
+        if len(self.pairs) != 1:
+            raise Error(
+                f"the model has {len(self.pairs)} column pairs ({', '.join(self.pair_names())}): "
+                "pick one with model.pair(source, target)"
+            )
+        return self.with_tables(next(iter(self.pairs.values())))
+
+    @property
+    def rules(self) -> dsl.Program:
+        """The program of the model's column pair."""
+        return self._only().rules
+
+    @property
+    def fst(self) -> "pynini.Fst":
+        """The transducer of the model's column pair, its passes composed."""
+        return self._only().fst
+
+    def apply(self, word: str | Sequence[Token]) -> str | Word:
+        """`PairModel.apply` with the model's column pair."""
+        return self._only().apply(word)
+
+    def apply_many(self, words: Iterable[str | Sequence[Token]]) -> list:
+        """`PairModel.apply_many` with the model's column pair."""
+        return self._only().apply_many(words)
+
+    def evaluate(self, pairs: Any, *, errors: int | None = None) -> dict[str, Any]:
+        """`PairModel.evaluate` with the model's column pair."""
+        return self._only().evaluate(pairs, errors=errors)
 
     def pair_names(self) -> list[str]:
         return [f"{self.columns[s]} -> {self.columns[t]}" for s, t in sorted(self.pairs)]
@@ -247,6 +335,7 @@ class Model:
                 }
                 for _, pm in sorted(self.pairs.items())
             ],
+            "rows": [[None if cell is None else " ".join(cell) for cell in row] for row in self.rows],
         }
 
     def save(self, directory: str | Path) -> None:
@@ -296,7 +385,6 @@ def check_limits(problem: Problem, pairs: Sequence[tuple[int, int]]) -> None:
 def learn_model(
     problem: Problem,
     options: Options = Options(),
-    progress: Callable[[int, int, str], None] | None = None,
     pairs: Iterable[tuple[int, int]] | None = None,
     jobs: int = 1,
 ) -> Model:
@@ -305,7 +393,8 @@ def learn_model(
     `options.time_limit` (seconds) bounds each column pair: alignment, synthesis and
     compilation together. A pair that runs out of time raises `Error` naming it.
     `jobs` > 1 runs each pair's cross-validation folds in that many worker processes
-    (`synthesis.learn`): the same model, sooner.
+    (`synthesis.learn`): the same model, sooner. Progress is reported as stage
+    "column pair" (k of n, the pair's name as detail; `fstsynth.progress`).
     """
     todo = list(pairs) if pairs is not None else problem.column_pairs()
     if not todo:
@@ -326,8 +415,7 @@ def learn_model(
     learned: dict[tuple[int, int], PairModel] = {}
     for k, (s, t) in enumerate(todo):
         label = f"{problem.columns[s]} -> {problem.columns[t]}"
-        if progress:
-            progress(k, len(todo), label)
+        report("column pair", k, len(todo), label)
         # One deadline for the column pair: learning (every fold and variant of `auto`)
         # and compilation share it.
         deadline = None if options.time_limit is None else time.monotonic() + options.time_limit
@@ -341,10 +429,10 @@ def learn_model(
         learned[(s, t)] = PairModel(
             s, t, result.program, result.cost, result.train_correct, result.train_total,
             compiled, seconds, result.held_out, result.variant,
+            alphabet=alphabet, features=features,
         )
-    if progress:
-        progress(len(todo), len(todo), "done")
-    return Model(problem.columns, features, options, alphabet, learned, problem.name)
+    report("column pair", len(todo), len(todo), "done")
+    return Model(problem.columns, features, options, alphabet, learned, problem.name, rows=problem.cells)
 
 
 def _need(cond: bool, json_path: Path, what: str) -> None:
@@ -361,9 +449,21 @@ def load_model(directory: str | Path) -> Model:
 
     The JSON is read as plain data and every field is type-checked; the FAR is read only
     if its SHA-256 matches the JSON and a child process could read it (see
-    `exporters.far.read_far`). Nothing in either file is ever executed.
+    `exporters.far.read_far`). Nothing in either file is ever executed. The files are
+    read through `fileio.stable_directory`, so a `learn` replacing the model meanwhile
+    cannot make this read one version's JSON and the other's archive.
     """
     directory = Path(directory)
+    if not directory.is_dir():
+        return _load_model(directory)  # says what is wrong with the path
+    with stable_directory(directory) as stable:
+        try:
+            return _load_model(stable)
+        except UserError as exc:  # name the user's path, not /proc/PID/fd/N
+            raise type(exc)(str(exc).replace(str(stable), str(directory))) from None
+
+
+def _load_model(directory: Path) -> Model:
     json_path = directory / MODEL_JSON
     if not directory.is_dir():
         if directory.exists():
@@ -449,6 +549,7 @@ def _model_from_json(directory: Path, json_path: Path, doc: dict[str, Any], vers
     if hashlib.sha256(far_path.read_bytes()).hexdigest() != expected:
         raise Error(f"{far_path}: damaged (checksum does not match model.json)")
     fsts = read_far(far_path)
+    features = {tok: dict(f) for tok, f in raw_features.items()}
     pairs: dict[tuple[int, int], PairModel] = {}
     for n, entry in enumerate(entries, start=1):
         _need(isinstance(entry, dict), json_path, f"pair {n} must be an object")
@@ -479,13 +580,27 @@ def _model_from_json(directory: Path, json_path: Path, doc: dict[str, Any], vers
             held_out=None if entry.get("held_out") is None else float(entry["held_out"]),
             variant=str(entry.get("variant", "")),
             far_key=far_key(s, t),
+            alphabet=tuple(alphabet),
+            features=features,
         )
     name_ = doc.get("name", "")
+    rows = doc.get("rows", [])  # absent in models saved before it was kept
+    _need(
+        isinstance(rows, list)
+        and all(
+            isinstance(row, list) and len(row) == len(columns)
+            and all(cell is None or isinstance(cell, str) for cell in row)
+            for row in rows
+        ),
+        json_path,
+        "'rows' must list rows of one word (or null) per column",
+    )
     return Model(
         tuple(columns),
-        {tok: dict(f) for tok, f in raw_features.items()},
+        features,
         options,
         tuple(alphabet),
         pairs,
         name_ if isinstance(name_, str) else "",
+        rows=tuple(tuple(None if cell is None else tuple(cell.split()) for cell in row) for row in rows),
     )
