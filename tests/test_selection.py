@@ -57,33 +57,37 @@ def test_model_file_keeps_the_chosen_variant_and_held_out_share(tmp_path):
         assert (loaded.pairs[key].variant, loaded.pairs[key].held_out) == (pm.variant, pm.held_out)
 
 
-def _auto_by_full_runs(pairs, features, options, cv_pairs=None):
+def _folds(pairs, k):
+    return [
+        ([p for i, p in enumerate(pairs) if i % k != fold], [p for i, p in enumerate(pairs) if i % k == fold])
+        for fold in range(k)
+    ]
+
+
+def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
     """`auto` as first written: every variant tried also learns from all rows. The folds
-    read `cv_pairs` (default: all rows)."""
+    read `cv_pairs` (default: all rows), or the (train, test) `splits` given."""
     from dataclasses import replace
 
     from fstsynth.synthesis.learner import AUTO_ORDER, learn_variant
 
     all_pairs, pairs = pairs, pairs if cv_pairs is None else cv_pairs
     k = min(options.folds, len(pairs))
+    if splits is None:
+        splits = _folds(pairs, k) if k >= 2 else []
+    tested = sum(len(test) for _, test in splits)
     best_key = best = None
     for rank, variant in enumerate(AUTO_ORDER):
         opts = replace(options, variant=variant)
         held = 0
-        if k >= 2:
-            for fold in range(k):
-                train = [p for i, p in enumerate(pairs) if i % k != fold]
-                part = learn_variant(train, features, opts)
-                held += sum(
-                    run(part.program, src, features) == tgt
-                    for i, (src, tgt) in enumerate(pairs)
-                    if i % k == fold
-                )
+        for train, test in splits:
+            part = learn_variant(train, features, opts)
+            held += sum(run(part.program, src, features) == tgt for src, tgt in test)
         result = learn_variant(all_pairs, features, opts)
         key = (-held, result.program.rule_count, rank)
         if best_key is None or key < best_key:
-            best_key, best = key, (result.program, variant, held / len(pairs) if k >= 2 else None)
-        if held == len(pairs) and k >= 2:
+            best_key, best = key, (result.program, variant, held / tested if splits else None)
+        if held == tested and splits:
             break
     return best
 
@@ -131,7 +135,9 @@ def test_auto_cross_validates_on_at_most_cv_rows_evenly_spaced_rows():
     problem = load_problem(DATA / "paradigm.json")
     cases = [(PAIRS, FEATURES)] + [(problem.training_pairs(s, t), {}) for s, t in problem.column_pairs()[:2]]
     for pairs, features in cases:
-        rows = len(pairs) // 2
+        # Too few rows for a fold's training rows and cv_rows more: folds of cv_rows rows.
+        rows = len(pairs) - 1
+        assert len(pairs) < rows * 2 // 3 + rows
         options = Options(variant="auto", tiers=False, cv_rows=rows)
         result = learn(pairs, features, options)
         sample = [pairs[i * len(pairs) // rows] for i in range(rows)]
@@ -141,3 +147,25 @@ def test_auto_cross_validates_on_at_most_cv_rows_evenly_spaced_rows():
         assert result.train_total == len(pairs)  # the program is learned from every row
     with pytest.raises(Error, match="cv_rows"):
         Options(cv_rows=2)
+
+
+def test_auto_with_rows_to_spare_learns_once_per_variant_and_predicts_the_other_rows():
+    from conftest import DATA
+    from fstsynth.problem import load_problem
+
+    problem = load_problem(DATA / "paradigm.json")
+    cases = [(PAIRS, FEATURES)] + [(problem.training_pairs(s, t), {}) for s, t in problem.column_pairs()[:2]]
+    for pairs, features in cases:
+        # Room for a fold's training rows (2/3 of cv_rows) and cv_rows more: one split,
+        # the training rows evenly spaced, every other row predicted (at most 3 cv_rows).
+        rows = len(pairs) // 2
+        train_rows = rows * 2 // 3
+        options = Options(variant="auto", tiers=False, cv_rows=rows)
+        chosen = [i * len(pairs) // train_rows for i in range(train_rows)]
+        train = [pairs[i] for i in chosen]
+        test = [p for i, p in enumerate(pairs) if i not in chosen]
+        assert len(test) <= 3 * rows
+        result = learn(pairs, features, options)
+        assert (result.program, result.variant, result.held_out) == _auto_by_full_runs(
+            pairs, features, options, splits=[(train, test)]
+        )
