@@ -4,6 +4,9 @@ Commands: learn, apply, show, solve, export. Errors in what the user gave (files
 options) print one line `fstsynth: error: ...` and exit with code 2; `--debug` shows
 the traceback instead. `apply --check` and `solve --check` exit with code 1 if the
 transducer and the interpreter disagree anywhere.
+
+The learner (and lingpy behind it) and the compiler are imported inside the commands
+that use them: `apply` reads a model and its tables and needs neither.
 """
 
 from __future__ import annotations
@@ -15,17 +18,17 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 import typer
 
 from fstsynth.errors import UserError
 from fstsynth.fileio import check_writable
 from fstsynth.model import Model, load_model, learn_model
-from fstsynth.parallel import solve_files
-from fstsynth.problem import Problem, load_problem, nfc
-from fstsynth.solve import fallback_report, write_answers
-from fstsynth.synthesis import Options
+from fstsynth.problem import load_problem, nfc
+
+if TYPE_CHECKING:
+    from fstsynth.synthesis import Options
 
 app = typer.Typer(
     add_completion=False,
@@ -86,7 +89,9 @@ def main(
     )
 
 
-def _options(variant: str, time_limit: Optional[float], alignment: str) -> Options:
+def _options(variant: str, time_limit: Optional[float], alignment: str) -> "Options":
+    from fstsynth.synthesis import Options
+
     if time_limit is not None and not time_limit > 0:
         raise UserError(f"--time-limit must be a positive number of seconds, not {time_limit}")
     return Options(variant=variant, time_limit=time_limit, alignment=alignment)
@@ -125,6 +130,7 @@ def _features_file(path: Optional[Path]) -> dict[str, dict[str, bool]]:
     return {nfc(tok): {nfc(k): b for k, b in feats.items()} for tok, feats in raw.items()}
 
 
+DEFAULT_VARIANT = "auto"  # `Options().variant`, without importing the learner here
 VARIANT_HELP = (
     "Ranking preference: token (specific rules), feature (general), nofeature, or auto "
     "(the default: per column pair, the variant that cross-validates best on the training rows)."
@@ -135,7 +141,7 @@ VARIANT_HELP = (
 def learn(
     input: Path = typer.Argument(..., help="A problem JSON file or a TSV of source<TAB>target."),
     output: Path = typer.Option(..., "--output", "-o", help="Model directory to write."),
-    variant: str = typer.Option(Options().variant, "--variant", help=VARIANT_HELP),
+    variant: str = typer.Option(DEFAULT_VARIANT, "--variant", help=VARIANT_HELP),
     features: Optional[Path] = typer.Option(
         None, "--features", help="JSON file: token -> {feature: true/false}."
     ),
@@ -207,21 +213,6 @@ def _argument_words(words: List[str]) -> List[str]:
     return words
 
 
-def _stdin_lines() -> List[str]:
-    """Standard input as lines; a BOM and CRLF line ends are accepted."""
-    data = sys.stdin.buffer.read()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise UserError(f"<stdin>: line {line}: not valid UTF-8") from None
-    # Only \n ends a line (str.splitlines would also split at \x1c, \u2028, ...).
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
 @app.command()
 def apply(
     model_dir: Path = typer.Argument(..., help="A model directory written by `learn`."),
@@ -240,26 +231,30 @@ def apply(
     """Predict the target form of each word with the compiled transducer."""
 
     def body() -> None:
+        from fstsynth.stream import line_batches
+
         model = load_model(model_dir)
         pm = model.pair(source, target)
-        lines = _argument_words(words) if words else _stdin_lines()
         alphabet = set(model.alphabet)
         mismatches = []
-        tokenized = [tokenize(line, alphabet) for line in lines]
-        predictions = model.with_tables(pm).predict_many(tokenized)
-        out = []
-        for word, prediction in zip(tokenized, predictions):
-            out.append(" ".join(prediction))
-            if trace:
-                from exporters.spe import derivation
+        # Read, predict and write a batch at a time (`fstsynth.stream`).
+        batches = [_argument_words(words)] if words else line_batches(sys.stdin.buffer)
+        for lines in batches:
+            tokenized = [tokenize(line, alphabet) for line in lines]
+            predictions = pm.predict_many(tokenized)
+            out = []
+            for word, prediction in zip(tokenized, predictions):
+                out.append(" ".join(prediction))
+                if trace:
+                    from exporters.spe import derivation
 
-                mapped = pm.compiled.map_unknown(word)
-                out.extend("  " + line for line in derivation(pm.program, mapped, model.features))
-            if check:
-                interpreted = pm.interpret(word, model.features)
-                if interpreted != prediction:
-                    mismatches.append((word, prediction, interpreted))
-        typer.echo("\n".join(out))
+                    mapped = pm.map_unknown(word)
+                    out.extend("  " + line for line in derivation(pm.program, mapped, model.features))
+                if check:
+                    interpreted = pm.interpret(word, model.features)
+                    if interpreted != prediction:
+                        mismatches.append((word, prediction, interpreted))
+            typer.echo("\n".join(out))
         if mismatches:
             for word, fst_out, interp in mismatches:
                 typer.echo(
@@ -358,7 +353,7 @@ def _problem_files(path: Path) -> list[Path]:
 def solve(
     problems: Path = typer.Argument(..., help="A problem file, or a directory of them."),
     out: Path = typer.Option(..., "--out", help="Directory for the answer files (created)."),
-    variant: str = typer.Option(Options().variant, "--variant", help=VARIANT_HELP),
+    variant: str = typer.Option(DEFAULT_VARIANT, "--variant", help=VARIANT_HELP),
     alignment: str = typer.Option("global", "--alignment", help="global or local."),
     time_limit: Optional[float] = typer.Option(
         None, "--time-limit", help="Seconds allowed per column pair."
@@ -373,6 +368,9 @@ def solve(
     """Fill every `?` of each problem and write an answer file of the same name in OUT."""
 
     def body() -> None:
+        from fstsynth.parallel import solve_files
+        from fstsynth.solve import fallback_report, write_answers
+
         files = _problem_files(problems)
         options = _options(variant, time_limit, alignment)
         if out.exists() and not out.is_dir():

@@ -76,8 +76,8 @@ def _split_batch(tokens: list[str], count: int) -> list[Word | None]:
 def openfst_apply(
     far: Path, keys: str | Sequence[str], symbols: Path, words: Sequence[Word], tmp: Path
 ) -> list[Word | None]:
-    """Apply the FST `keys` of `far` (or several, one after the other: a model's pass
-    transducers) to all words with OpenFst's command-line tools.
+    """Apply the FST `keys` of `far` (or several, one after the other: a model's
+    transducers, stage by stage) to all words with OpenFst's command-line tools.
 
     `farextract` takes each FST out of the archive; the batch is one string
     `w1 SEP w2 SEP ...` and each transducer is extended by OpenFst itself to
@@ -89,7 +89,9 @@ def openfst_apply(
     chain = [keys] if isinstance(keys, str) else list(keys)
     table = symbols.read_text(encoding="utf-8").splitlines()
     labels = {line.split("\t")[0]: int(line.split("\t")[1]) for line in table if line}
-    sep_label = max(labels.values()) + 1
+    # Far above any label of the model's own tables (tokens, then the symbols between
+    # its stages), which `symbols` does not list.
+    sep_label = max(max(labels.values()) + 1, 1 << 30)
     syms = tmp / "batch.syms"
     syms.write_text("\n".join([*table, f"{SEPARATOR}\t{sep_label}"]) + "\n", encoding="utf-8")
     lines = []
