@@ -42,6 +42,7 @@ start position and at the first token.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Mapping, Sequence
@@ -70,6 +71,7 @@ from fstsynth.dsl import (
     TransformationApplied,
 )
 from fstsynth.errors import UserError
+from fstsynth.arrays import Array
 from fstsynth.tables import CONSTANT, OFFSET, UNK, PassTables, Tables
 from fstsynth.types import Features, Token
 
@@ -132,10 +134,13 @@ class PassMachine:
 
     def template(self, decision: int, at_start: bool) -> list[tuple[int, int]]:
         """The (kind, value) items decision `decision` writes."""
+        return self._templates[decision + (self.rules + 1 if at_start else 0)]
+
+    @functools.cached_property
+    def _templates(self) -> list[list[tuple[int, int]]]:
         t = self.tables
-        k = decision + (t.rules + 1 if at_start else 0)
-        lo, hi = int(t.template_start[k]), int(t.template_start[k + 1])
-        return list(zip(t.template_kind[lo:hi].tolist(), t.template_value[lo:hi].tolist()))
+        starts, kinds, values = t.template_start.tolist(), t.template_kind.tolist(), t.template_value.tolist()
+        return [list(zip(kinds[a:b], values[a:b])) for a, b in zip(starts, starts[1:])]
 
 
 def mask_words(rules: int) -> int:
@@ -574,19 +579,19 @@ def build_pass_machine(
     )
     tables = PassTables(
         rules=m,
-        symbol_class=symbol_class.reshape(len(in_tags), len(tokens)),
-        left_next=left_next,
+        symbol_class=Array.of(symbol_class.reshape(len(in_tags), len(tokens)), "<i4"),
+        left_next=Array.of(left_next, "<i4"),
         left_start=left_start,
-        left_mask=to_words(left_masks, m),
-        right_next=right_next,
+        left_mask=Array.of(to_words(left_masks, m)),
+        right_next=Array.of(right_next, "<i4"),
         right_start=right_start,
-        right_mask=to_words(right_masks, m),
-        class_mask=to_words(class_masks, m),
-        start_mask=to_words([start_mask], m)[0],
-        template_start=template_start,
-        template_kind=template_kind,
-        template_value=template_value,
-        out_tag=out_tag,
+        right_mask=Array.of(to_words(right_masks, m)),
+        class_mask=Array.of(to_words(class_masks, m)),
+        start_mask=Array.of(to_words([start_mask], m)[0]),
+        template_start=Array.of(template_start, "<i4"),
+        template_kind=Array.of(template_kind, "<i4"),
+        template_value=Array.of(template_value, "<i4"),
+        out_tag=Array.of(out_tag, "<i4"),
     )
     return PassMachine(
         tables=tables,

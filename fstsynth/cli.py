@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 import time
+import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, List, Optional
 
@@ -25,7 +26,6 @@ import typer
 from fstsynth.errors import UserError
 from fstsynth.fileio import check_writable
 from fstsynth.model import Model, load_model, learn_model
-from fstsynth.problem import load_problem, nfc
 
 if TYPE_CHECKING:
     from fstsynth.synthesis import Options
@@ -127,6 +127,8 @@ def _features_file(path: Optional[Path]) -> dict[str, dict[str, bool]]:
         isinstance(v, dict) and all(isinstance(b, bool) for b in v.values()) for v in raw.values()
     ):
         raise UserError(f"{path}: features must map each token to {{feature: true/false}}")
+    from fstsynth.problem import nfc
+
     return {nfc(tok): {nfc(k): b for k, b in feats.items()} for tok, feats in raw.items()}
 
 
@@ -159,6 +161,8 @@ def learn(
     def body() -> None:
         options = _options(variant, time_limit, alignment)
         check_writable(output)  # fail now, not after learning
+        from fstsynth.problem import load_problem
+
         problem = load_problem(input)
         extra = _features_file(features)
         if extra:
@@ -185,11 +189,11 @@ def learn(
 
 def tokenize(text: str, alphabet: set[str]) -> tuple[str, ...]:
     """A word as typed: space-separated tokens, or else longest known tokens / graphemes."""
-    from fstsynth.problem import parse_word, split_graphemes
-
-    text = nfc(text).strip()
+    text = unicodedata.normalize("NFC", text).strip()
     if " " in text or not text:
-        return parse_word(text)
+        return tuple(text.split())  # as `problem.parse_word` (whose import costs more)
+    from fstsynth.problem import split_graphemes
+
     graphemes = split_graphemes(text)
     longest = max((len(split_graphemes(t)) for t in alphabet), default=1)
     out = []
@@ -231,7 +235,7 @@ def apply(
     """Predict the target form of each word with the compiled transducer."""
 
     def body() -> None:
-        from fstsynth.stream import line_batches
+        from fstsynth.stream import line_batches, predict_batches
 
         model = load_model(model_dir)
         pm = model.pair(source, target)
@@ -239,11 +243,12 @@ def apply(
         mismatches = []
         # Read, predict and write a batch at a time (`fstsynth.stream`).
         batches = [_argument_words(words)] if words else line_batches(sys.stdin.buffer)
-        for lines in batches:
-            tokenized = [tokenize(line, alphabet) for line in lines]
-            predictions = pm.predict_many(tokenized)
+        for batch in predict_batches(pm, batches, lambda line: tokenize(line, alphabet)):
+            if not (trace or check):
+                typer.echo("\n".join(batch.texts(" ")))
+                continue
             out = []
-            for word, prediction in zip(tokenized, predictions):
+            for word, prediction in zip(batch.words, batch.predictions):
                 out.append(" ".join(prediction))
                 if trace:
                     from exporters.spe import derivation

@@ -224,7 +224,7 @@ def _annotator(m: PassMachine, number: int, syms: _Symbols) -> tuple[pynini.Fst,
     would take in every left state (right states that agree on that share one
     annotation, whatever their masks), and the tokens those decisions copy from the
     right."""
-    t = m.tables
+    t = m.tables.numpy()
     tokens = len(m.tokens)
     rights = t.right_next.shape[0]
     copy_offsets = m.right_copy_offsets
@@ -284,7 +284,7 @@ def _annotations(m: PassMachine, decisions: np.ndarray, at_start: bool) -> tuple
     """Group right states by what a decider needs of them: `decisions[left, right]`
     and the tokens at the right offsets those decisions copy. Returns the group of
     each right state and a representative right state per group."""
-    t = m.tables
+    t = m.tables.numpy()
     columns = [decisions.T]
     for n, offset in enumerate(m.right_copy_offsets):
         reads = np.array([
@@ -298,7 +298,7 @@ def _annotations(m: PassMachine, decisions: np.ndarray, at_start: bool) -> tuple
 
 def _plain_reads(m: PassMachine, syms: _Symbols) -> _Read:
     """What the decider of a pass that does not look right reads: the pass input."""
-    t = m.tables
+    t = m.tables.numpy()
     tokens, tags = len(m.tokens), len(m.in_tags)
     tag, tok = np.divmod(np.arange(tokens * tags), tokens)
     cls = t.symbol_class.reshape(-1).astype(np.int64)
@@ -321,7 +321,7 @@ def _decider(
     (the token itself after the last pass). `start_reads`: the annotated start symbols
     (None: the pass does not look right; the start position's output is then written
     first, on epsilon-input arcs)."""
-    t = m.tables
+    t = m.tables.numpy()
     lefts, count = t.left_next.shape[0], len(reads.labels)
     q0 = lefts  # the start state, before the start position
     arcs = _Arcs(lefts + 1)

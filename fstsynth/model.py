@@ -5,7 +5,8 @@ Public API:
     learn_model(problem, options, progress=None, pairs=None, jobs=1) -> Model
     Model.save(directory), load_model(directory) -> Model
     Model.pair(source, target), PairModel.predict(word), PairModel.predict_many(words),
-    PairModel.interpret(word, features), PairModel.transducers(), restore_unknown
+    PairModel.predict_texts(words, sep), PairModel.interpret(word, features),
+    PairModel.transducers(), PairModel.transduce(word), restore_unknown
 
 A model directory (format version 3) holds
 - `model.json`: format name and version, options, features, columns, token inventory,
@@ -13,20 +14,22 @@ A model directory (format version 3) holds
   JSON), its token list and the FAR keys of its transducers in the order they apply;
 - `tables.npz`: per column pair and pass, the apply tables (`fstsynth.tables`: the
   pass's bimachine as flat integer arrays, named `pair-S-T.pass{k}.{field}`), a numpy
-  archive read with `allow_pickle=False`. This is all `apply` reads besides the JSON;
+  archive of integer arrays, read without numpy and without pickle
+  (`fstsynth.arrays`). This is all `apply` reads besides the JSON;
 - `model.far`: per column pair, its transducers, one or two *stages* per pass applied
   in order (`pair-S-T.pass{k}.{j}`; see `fstsynth.compiler`), each mapping strings to
   strings, symbol tables attached. The stages are kept rather than their composition,
-  which can be far larger; exports compose them on request. They are read only when
-  needed (exports, the reference path `PairModel.transduce`);
+  which can be far larger; exports compose them on request. They are read, and their
+  checksum checked, only when needed (exports, the reference path
+  `PairModel.transduce`);
 - `symbols.txt`: the table of word tokens, for tools that compile words with it.
 Versions 1 and 2 (no tables; version 1: one composed transducer per pair, version 2:
 one per pass) still load: their tables are compiled from the program, which takes well
 under a second.
 
 Loading never executes anything from the files: the JSON is parsed as plain data and
-checked field by field, the arrays are read by numpy without pickle and checked for
-range, and the archive is read by OpenFst only after a child process has read it
+checked field by field, the arrays are read as plain integers (no pickle) and checked
+for range, and the archive is read by OpenFst only after a child process has read it
 without crashing (`fstsynth.far.check_far`). Every file's checksum is checked against
 the JSON, from the very bytes then used, so a model rewritten while it is read (`learn`
 swapping a new one in) is never seen half old, half new: the load starts again, and
@@ -44,22 +47,20 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import io
 import json
 import logging
 import time
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-import numpy as np
-
 from fstsynth import dsl
+from fstsynth.arrays import Array, read_npz, write_npz
+from fstsynth.arrays import Error as ArraysError
 from fstsynth.errors import UserError
 from fstsynth.fileio import atomic_directory
 from fstsynth.interpreter import run
-from fstsynth.tables import UNK, Tables
+from fstsynth.tables import UNK, Outputs, Tables
 from fstsynth.tables import Error as TablesError
 from fstsynth.types import Token, Word
 
@@ -216,15 +217,28 @@ class PairModel:
 
     def predict_many(self, words: Sequence[Sequence[Token]]) -> list[Word]:
         """`predict` for many words at once (batched through numpy)."""
+        outputs = self._outputs(words)
+        predictions = outputs.words()
+        for k in outputs.with_unk:
+            predictions[k] = restore_unknown(words[k], self.map_unknown(words[k]), predictions[k])
+        return predictions
+
+    def predict_texts(self, words: Sequence[Sequence[Token]], sep: str = " ") -> list[str]:
+        """`predict_many`'s outputs as strings, their tokens joined by `sep` (made
+        without a tuple per word: what `fstsynth apply` prints)."""
+        outputs = self._outputs(words)
+        texts = outputs.texts(sep)
+        for k in outputs.with_unk:
+            start, end = outputs.bounds[k], outputs.bounds[k + 1]
+            output = tuple(outputs.tokens[start:end])
+            texts[k] = sep.join(restore_unknown(words[k], self.map_unknown(words[k]), output))
+        return texts
+
+    def _outputs(self, words: Sequence[Sequence[Token]]) -> Outputs:
         try:
-            outputs = self.tables.apply_many(words)
+            return self.tables.outputs(words)
         except TablesError as exc:
             raise Error(f"{self.far_key}: {exc}: the model is damaged") from None
-        # restore_unknown changes nothing when the output has no UNK: skip it then.
-        return [
-            restore_unknown(w, self.map_unknown(w), o) if UNK in o else o
-            for w, o in zip(words, outputs)
-        ]
 
     def transduce(self, word: Sequence[Token]) -> Word:
         """The output of the transducers (the reference path; slow: each word is
@@ -351,7 +365,7 @@ class Model:
 
         with atomic_directory(directory) as tmp:
             fsts = {}
-            arrays: dict[str, np.ndarray] = {}
+            arrays: dict[str, Array] = {}
             stage_keys = {}
             first = None
             for key, pm in sorted(self.pairs.items()):
@@ -362,7 +376,7 @@ class Model:
                 arrays.update(pm.tables.arrays(f"{far_key(*key)}."))
             write_far(tmp / MODEL_FAR, fsts)
             with open(tmp / MODEL_TABLES, "wb") as handle:
-                np.savez(handle, **arrays)
+                write_npz(handle, arrays)
             if first is not None:
                 # Every pair is compiled over the problem's alphabet: one token table.
                 first.token_symbols().write_text(str(tmp / SYMBOLS_TXT))
@@ -621,9 +635,11 @@ def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Mode
             f"'far.file' must be a file name in the model directory, not {far_name!r}",
         )
         _need(isinstance(far_sha, str), json_path, "'far.sha256' must be a string")
-    # The archive is checked now (so that a model is whole or refused at once) and read
-    # only when its transducers are needed.
-    reader.read(far_name, far_sha, "model transducers")
+    # The archive is read, and its checksum checked, only when its transducers are
+    # needed (`FarStages.load`): `apply` reads the JSON and the tables alone.
+    if not (reader.directory / far_name).is_file():
+        reader.unchanged()
+        raise Error(f"{reader.directory / far_name}: missing model transducers")
     arrays = None
     if version >= 3:
         arrays = _arrays(reader, files[MODEL_TABLES])
@@ -662,20 +678,20 @@ def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Mode
     )
 
 
-def _arrays(reader: _Reader, sha256: str) -> Mapping[str, np.ndarray]:
-    """Every array of the tables file (numpy, no pickle), or Error naming the file."""
+def _arrays(reader: _Reader, sha256: str) -> Mapping[str, Array]:
+    """Every array of the tables file (integers only, read without numpy), or Error
+    naming the file."""
     path = reader.directory / MODEL_TABLES
     data = reader.read(MODEL_TABLES, sha256, "apply tables")
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            return {key: npz[key] for key in npz.files}
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
-        raise Error(f"{path}: damaged apply tables ({type(exc).__name__})") from None
+        return read_npz(data)
+    except ArraysError as exc:
+        raise Error(f"{path}: damaged apply tables: {exc}") from None
 
 
 def _v3_pair(
     json_path: Path, tables_path: Path, entry: dict[str, Any], n: int,
-    arrays: Mapping[str, np.ndarray] | None, program: dsl.Program,
+    arrays: Mapping[str, Array] | None, program: dsl.Program,
 ) -> tuple[list[str], Tables]:
     keys = entry["stages"]
     _need(_is_str_list(keys) and len(keys) >= 1, json_path, f"pair {n}: 'stages' must list FAR keys")

@@ -3,22 +3,36 @@ bounded by a batch and writes its first outputs before the input has ended.
 
 Public API:
     line_batches(stream, *, chunk=CHUNK_BYTES, name="<stdin>") -> Iterator[list[str]]
-    CHUNK_BYTES
+    words_of(lines, split) -> list[Word]
+    predict_batches(pair_model, batches, split) -> Iterator[Predicted]
+    Predicted, CHUNK_BYTES
 
 A batch is the complete lines of what the stream has ready, up to about `chunk` bytes:
 a file or a fast pipe gives batches of thousands of lines (what the numpy walker needs
 to be fast), a slow pipe one line at a time as it comes (so an interactive user sees
 each answer at once). A line longer than a chunk is read whole, however long.
+
+`predict_batches` is the engine of `fstsynth apply`: per batch, the words (tokens
+separated by spaces are split by `str.split`; an unspaced word by the caller's
+`split`), and the model's predictions for them, through the apply tables a batch at a
+time (`fstsynth.tables`); a line repeated within a batch is predicted once.
 """
 
 from __future__ import annotations
 
-from typing import BinaryIO, Iterator
+import functools
+import unicodedata
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable, Iterator, Sequence
 
 from fstsynth.errors import UserError
+from fstsynth.types import Token, Word
 
-#: Bytes read from the stream at a time (at most; fewer if fewer are ready).
-CHUNK_BYTES = 1 << 16
+if TYPE_CHECKING:
+    from fstsynth.model import PairModel
+
+#: Bytes read from the stream at a time (at most; fewer if fewer are ready): enough
+#: words per batch for the numpy walker to run near its best.
+CHUNK_BYTES = 1 << 18
 
 
 def line_batches(stream: BinaryIO, *, chunk: int = CHUNK_BYTES, name: str = "<stdin>") -> Iterator[list[str]]:
@@ -58,4 +72,65 @@ def _decode(block: bytes, lines_before: int, name: str, first: bool) -> list[str
         raise UserError(f"{name}: line {line}: not valid UTF-8") from None
     lines = text.split("\n")
     lines.pop()  # after the last newline
+    if "\r" not in text:
+        return lines
     return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+class Predicted:
+    """One batch: the lines as read, their words, and the model's predictions for them
+    (`predictions`, tuples, and `texts(sep)`, strings: what is printed; made on first
+    use). A line repeated in a batch is read and predicted once: text repeats its common
+    words again and again."""
+
+    def __init__(self, model: "PairModel", lines: list[str], split: Callable[[str], Word]) -> None:
+        self.lines = lines
+        unique = list(dict.fromkeys(lines))
+        self._picks: list[int] | None = None
+        if len(unique) < len(lines):
+            self._picks = list(map({line: k for k, line in enumerate(unique)}.__getitem__, lines))
+        self._words = words_of(unique, split)
+        self._model = model
+
+    def _spread(self, values: list) -> list:
+        return values if self._picks is None else [values[k] for k in self._picks]
+
+    @functools.cached_property
+    def words(self) -> list[Sequence[Token]]:
+        return self._spread(self._words)
+
+    @functools.cached_property
+    def predictions(self) -> list[Word]:
+        return self._spread(self._model.predict_many(self._words))
+
+    def texts(self, sep: str = " ") -> list[str]:
+        return self._spread(self._model.predict_texts(self._words, sep))
+
+
+def words_of(lines: list[str], split: Callable[[str], Word]) -> list[Sequence[Token]]:
+    """The words of `lines`, NFC-normalized: a line with a space is its tokens
+    separated by white space (a list); any other line (one unspaced word) is
+    `split(line)`."""
+    text = "\n".join(lines)
+    if not unicodedata.is_normalized("NFC", text):
+        lines = unicodedata.normalize("NFC", text).split("\n")
+    words: list[Sequence[Token]] = list(map(str.split, lines))
+    # A line of one field is an unspaced word; one of several fields with no space
+    # between them (tabs, say) is too. Only such lines are looked at one by one.
+    if 1 in map(len, words) or any(c in text for c in _OTHER_SPACE):
+        for k, (part, line) in enumerate(zip(words, lines)):
+            if len(part) == 1 or (len(part) > 1 and " " not in line):
+                words[k] = split(line)
+    return words
+
+
+#: The white space `str.split` splits at, besides the space and the newline.
+_OTHER_SPACE = [c for c in map(chr, range(0x3001)) if c.isspace() and c not in " \n"]  # to U+3000
+
+
+def predict_batches(
+    model: "PairModel", batches: Iterable[list[str]], split: Callable[[str], Word]
+) -> Iterator[Predicted]:
+    """Each batch of lines with its words and `model`'s predictions, one batch at a time."""
+    for lines in batches:
+        yield Predicted(model, lines, split)

@@ -179,6 +179,11 @@ def test_newer_version_and_damage_are_refused(paradigm_model, tmp_path):
     model.save(target)
     far = target / MODEL_FAR
     far.write_bytes(far.read_bytes()[:100])
+    loaded = load_model(target)  # the archive is read only for the transducers
+    with pytest.raises(Error, match="damaged"):
+        loaded.pair("stem", "my stem").transducers()
+    tables = target / MODEL_TABLES
+    tables.write_bytes(tables.read_bytes()[:100])
     with pytest.raises(Error, match="damaged"):
         load_model(target)
     with pytest.raises(Error, match="no such model directory"):

@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 
+from fstsynth.arrays import Array, read_npz, write_npz
 from fstsynth.bimachine import program_tables, program_tokens
 from fstsynth.dsl import IsToken, Pass, Program, ReplaceBy, Rule, TierIs, CopyReplace, Insert
 from fstsynth.interpreter import run
@@ -73,30 +74,58 @@ def test_copies_and_prefixes_at_the_start_position():
         assert tables.apply_many([word] * SMALL_BATCH)[0] == expected
 
 
-def test_saved_arrays_round_trip_and_damage_is_refused():
+def test_saved_arrays_round_trip_and_damage_is_refused(tmp_path):
     program = random_program(random.Random(3), passes=2, max_rules=5, tiers=True)
     tables = program_tables(program, ALPHABET, FEATURES)
     arrays = tables.arrays("p.")
-    again = Tables.from_arrays(tables.tokens, arrays, len(tables.passes), "p.")
+    with open(tmp_path / "t.npz", "wb") as handle:
+        write_npz(handle, arrays)
+    data = (tmp_path / "t.npz").read_bytes()
+    read = read_npz(data)
+    # numpy reads what the standard library reads, value for value.
+    with np.load(tmp_path / "t.npz", allow_pickle=False) as npz:
+        assert sorted(npz.files) == sorted(read)
+        for key in npz.files:
+            assert npz[key].tolist() == read[key].tolist() and npz[key].dtype.str == read[key].dtype
+    again = Tables.from_arrays(tables.tokens, read, len(tables.passes), "p.")
     words = [random_word(random.Random(k), ALPHABET, 0, 8) for k in range(50)]
-    assert again.apply_many(words) == tables.apply_many(words)
-    for key in [k for k in arrays if k.endswith((".left_next", ".template_value", ".out_tag"))]:
-        broken = dict(arrays)
-        broken[key] = np.full_like(arrays[key], 10**6)
-        if key.endswith(".template_value"):
-            kinds = arrays[key.replace("value", "kind")]
-            if not (kinds == 0).any():
-                continue  # only offsets: any value reads in the word or fails there
+    assert again.apply_many(words) == tables.apply_many(words) == [tables.apply(w) for w in words]
+
+    def broken(key: str, values: np.ndarray) -> dict[str, Array]:
+        changed = dict(arrays)
+        changed[key] = Array.of(values)
+        return changed
+
+    for key in [k for k in arrays if k.endswith((".left_next", ".right_next", ".symbol_class", ".out_tag"))]:
         with pytest.raises(Error):
-            Tables.from_arrays(tables.tokens, broken, len(tables.passes), "p.")
+            Tables.from_arrays(tables.tokens, broken(key, np.full(arrays[key].shape, 10**6, np.int32)), 2, "p.")
+    key = next(k for k in arrays if k.endswith(".template_kind"))
+    with pytest.raises(Error, match="template kinds"):
+        Tables.from_arrays(tables.tokens, broken(key, np.full(arrays[key].shape, 7, np.int32)), 2, "p.")
     missing = {k: v for k, v in arrays.items() if not k.endswith(".right_mask")}
     with pytest.raises(Error, match="no array"):
         Tables.from_arrays(tables.tokens, missing, len(tables.passes), "p.")
-    wrong_type = dict(arrays)
     first = next(k for k in arrays if k.endswith(".left_mask"))
-    wrong_type[first] = arrays[first].astype(np.int32)
-    with pytest.raises(Error, match="not uint64"):
-        Tables.from_arrays(tables.tokens, wrong_type, len(tables.passes), "p.")
+    with pytest.raises(Error, match="not <u8"):
+        Tables.from_arrays(tables.tokens, broken(first, arrays[first].numpy().astype(np.int32)), 2, "p.")
+
+
+def test_npz_reader_refuses_what_is_not_integer_arrays(tmp_path):
+    import io
+
+    from fstsynth.arrays import Error as ArraysError
+
+    for values in (np.array(["a"]), np.array([1.5]), np.asfortranarray(np.arange(4, dtype=np.int32).reshape(2, 2))):
+        buffer = io.BytesIO()
+        np.savez(buffer, x=values)
+        with pytest.raises(ArraysError):
+            read_npz(buffer.getvalue())
+    buffer = io.BytesIO()
+    np.savez(buffer, x=np.array([object()], dtype=object))  # pickled: never read
+    with pytest.raises(ArraysError):
+        read_npz(buffer.getvalue())
+    with pytest.raises(ArraysError):
+        read_npz(b"PK\x03\x04 not a zip")
 
 
 def test_the_token_alphabet_is_the_programs():
@@ -104,3 +133,19 @@ def test_the_token_alphabet_is_the_programs():
     assert program_tokens(program, ["a", "b"]) == {"a", "b", "q", "r", UNK}
     tables = program_tables(program, ["a", "b"], {})
     assert tables.apply(("a", "b", "zz")) == ("q", "r", "b", UNK)
+
+
+def test_passes_without_context_are_one_lookup_per_symbol_in_batches():
+    """A pass whose rules read nothing around the position (the batch walker looks its
+    output up per symbol) and a later pass testing what it did."""
+    from fstsynth.dsl import ReplaceAnyBy, TransformationApplied
+
+    program = Program((
+        Pass((Rule((), ReplaceBy("a", ("i",))), Rule((IsToken("k", 0),), ReplaceAnyBy(("t",))))),
+        Pass((Rule((TransformationApplied(ReplaceBy("a", ("i",)), 0),), ReplaceAnyBy(("u",))),)),
+    ))
+    tables = program_tables(program, ALPHABET, FEATURES)
+    words = [random_word(random.Random(k), ALPHABET + ("zz",), 0, 9) for k in range(3 * SMALL_BATCH)]
+    expected = [run(program, _mapped(tables, w), FEATURES) for w in words]
+    assert tables.apply_many(words) == expected == [tables.apply(w) for w in words]
+    assert any("u" in e for e in expected) and any("t" in e for e in expected)
