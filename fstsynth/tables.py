@@ -167,13 +167,14 @@ class _PyPass:
         tags_ok = min(self.out_tag) >= 0 and max(self.out_tag) < next_tags
         need(t.out_tag.shape == (t.rules + 1,) and tags_ok, "output tags")
 
-    def _decide(self, mask: int) -> int:
-        return (mask & -mask).bit_length() - 1 if mask else self.rules
-
     def walk(self, ids: list[int], tags: list[int]) -> tuple[list[int], list[int]]:
+        """The pass's output (token indices, and their tags for the next pass) for a
+        word given as token indices and tags: one right-to-left and one left-to-right
+        step per token (written out flat: this runs once per token)."""
         n = len(ids)
-        cls = [self.symbol_class[g][i] for i, g in zip(ids, tags)]
-        right_mask = self.right_mask
+        symbol_class = self.symbol_class
+        cls = [symbol_class[g][i] for i, g in zip(ids, tags)]
+        right_mask, rules = self.right_mask, self.rules
         rho = [self.right_start] * n
         state = self.right_start
         if self.looks_right:
@@ -185,29 +186,33 @@ class _PyPass:
         out_tags: list[int] = []
         templates, out_tag = self.templates, self.out_tag
         state_l = self.left_start
-        decision = self._decide(self.left_mask[state_l] & self.start_mask & right_mask[state])
-        self._emit(templates[self.rules + 1 + decision], -1, ids, out_ids)
-        out_tags.extend([out_tag[decision]] * (len(out_ids)))
+        mask = self.left_mask[state_l] & self.start_mask & right_mask[state]
+        decision = (mask & -mask).bit_length() - 1 if mask else rules
+        for kind, value in templates[rules + 1 + decision]:
+            if kind == CONSTANT:
+                out_ids.append(value)
+            elif 0 <= value - 1 < n:
+                out_ids.append(ids[value - 1])
+            else:
+                raise Error("damaged tables: a template reads outside the word")
+        out_tags.extend([out_tag[decision]] * len(out_ids))
         left_next, left_mask, class_mask = self.left_next, self.left_mask, self.class_mask
+        append, extend = out_ids.append, out_tags.extend
         for p in range(n):
             c = cls[p]
-            decision = self._decide(left_mask[state_l] & class_mask[c] & right_mask[rho[p]])
-            before = len(out_ids)
-            self._emit(templates[decision], p, ids, out_ids)
-            out_tags.extend([out_tag[decision]] * (len(out_ids) - before))
+            mask = left_mask[state_l] & class_mask[c] & right_mask[rho[p]]
+            decision = (mask & -mask).bit_length() - 1 if mask else rules
+            items = templates[decision]
+            for kind, value in items:
+                if kind == CONSTANT:
+                    append(value)
+                elif 0 <= p + value < n:
+                    append(ids[p + value])
+                else:
+                    raise Error("damaged tables: a template reads outside the word")
+            extend([out_tag[decision]] * len(items))
             state_l = left_next[state_l][c]
         return out_ids, out_tags
-
-    @staticmethod
-    def _emit(items: Sequence[tuple[int, int]], p: int, ids: Sequence[int], out: list[int]) -> None:
-        for kind, value in items:
-            if kind == CONSTANT:
-                out.append(value)
-            else:
-                at = p + value
-                if not 0 <= at < len(ids):
-                    raise Error("damaged tables: a template reads outside the word")
-                out.append(ids[at])
 
 
 @dataclass(frozen=True)
