@@ -482,21 +482,14 @@ def _classes(cells: _Cells, left: _Side, center: list[_Atom], right: _Side) -> t
         {f for side in (left, right) for feats in side.tier_feats.values() for q in feats for f in q}
     )
     atoms = sorted({a for side in (left, right) for js in side.atoms for a in js} | set(center), key=repr)
-    keys: dict[tuple, int] = {}
-    reps: list[int] = []
-    cls = np.zeros(cells.count, dtype=np.int32)
-    for v in range(cells.count):
-        key = (
-            tuple(cells.value(a, v) for a in atoms),
-            tuple(cells.has(v, t) for t in tiers),
-            tuple(cells.has(v, f) for f in features),
-        )
-        found = keys.get(key)
-        if found is None:
-            found = keys[key] = len(reps)
-            reps.append(v)
-        cls[v] = found
-    return cls, reps
+
+    def read(v: int) -> list[int | bool]:
+        values = [cells.value(a, v) for a in atoms]
+        return values + [cells.has(v, t) for t in tiers] + [cells.has(v, f) for f in features]
+
+    values = np.array([read(v) for v in range(cells.count)], dtype=np.int64).reshape(cells.count, -1)
+    cls, reps = group_rows(values)
+    return cls.astype(np.int32), reps
 
 
 def _templates(

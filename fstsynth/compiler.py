@@ -60,7 +60,7 @@ from fstsynth.bimachine import (
 from fstsynth.dsl import Program, Transformation
 from fstsynth.errors import UserError
 from fstsynth.progress import report
-from fstsynth.tables import CONSTANT, UNK, Tables
+from fstsynth.tables import CONSTANT, UNK, Tables, lowest_rules
 from fstsynth.types import Token, Word, Features
 
 __all__ = [
@@ -183,22 +183,6 @@ class _Arcs:
         return fst_from_arcs(self.states, start, finals, *cols)
 
 
-def _lowest(masks: np.ndarray, rules: int) -> np.ndarray:
-    """Lowest set bit of each row of uint64 words (any leading shape), `rules` if none."""
-    flat = masks.reshape(-1, masks.shape[-1])
-    out = np.full(flat.shape[0], rules, dtype=np.int64)
-    open_ = np.ones(flat.shape[0], dtype=bool)
-    one = np.uint64(1)
-    for w in range(flat.shape[1]):
-        word = flat[:, w]
-        hit = open_ & (word != 0)
-        if hit.any():
-            x = word[hit]
-            out[hit] = 64 * w + np.log2((x & (~x + one)).astype(np.float64)).astype(np.int64)
-            open_ &= ~hit
-    return out.reshape(masks.shape[:-1])
-
-
 # ------------------------------------------------------------------ the stages of a pass
 
 
@@ -233,7 +217,7 @@ def _annotator(m: PassMachine, number: int, syms: _Symbols) -> tuple[pynini.Fst,
     read_labels, read_token, read_tag, read_cls, read_mask, read_copies = [], [], [], [], [], []
     for c in range(t.class_mask.shape[0]):
         masks = t.class_mask[c][None, :] & t.right_mask  # per right state
-        kinds, first = _annotations(m, _lowest(t.left_mask[:, None, :] & masks[None, :, :], t.rules), False)
+        kinds, first = _annotations(m, lowest_rules(np, t.left_mask[:, None, :] & masks[None, :, :], t.rules), False)
         members = np.nonzero(sym_class == c)[0]
         labels = np.zeros((len(members), len(first)), dtype=np.int64)
         for j, v in enumerate(members.tolist()):
@@ -256,7 +240,8 @@ def _annotator(m: PassMachine, number: int, syms: _Symbols) -> tuple[pynini.Fst,
             dst.append(np.arange(rights) + 1)
     # The start: guess the right state of the start position, write its annotation.
     masks = t.start_mask[None, :] & t.right_mask
-    kinds, first = _annotations(m, _lowest(t.left_mask[t.left_start][None, None, :] & masks[None, :, :], t.rules), True)
+    decisions = lowest_rules(np, t.left_mask[t.left_start][None, None, :] & masks[None, :, :], t.rules)
+    kinds, first = _annotations(m, decisions, True)
     s_labels = [syms.internal(("start", number, a), f"<s><p{number}:{a}>") for a in range(len(first))]
     src.append(np.zeros(rights, dtype=np.int64))
     ilab.append(np.zeros(rights, dtype=np.int64))
@@ -358,7 +343,7 @@ def _decider(
     for lo in range(0, count, block):
         check_deadline(deadline)
         hi = min(count, lo + block)
-        decision = _lowest(t.left_mask[:, None, :] & reads.mask[None, lo:hi, :], t.rules)  # [left, read]
+        decision = lowest_rules(np, t.left_mask[:, None, :] & reads.mask[None, lo:hi, :], t.rules)  # [left, read]
         width = hi - lo
         first = np.zeros((lefts, width), dtype=np.int64)
         tail = np.zeros((lefts, width), dtype=np.int64)
@@ -386,10 +371,10 @@ def _decider(
         tail_parts.append(tail.reshape(-1))
     # The start position.
     if start_reads is None:
-        d = int(_lowest(t.left_mask[t.left_start] & t.start_mask & t.right_mask[t.right_start], t.rules))
+        d = int(lowest_rules(np, t.left_mask[t.left_start] & t.start_mask & t.right_mask[t.right_start], t.rules))
         starts = [(0, *realize(d, True, -1, {}, {}))]
     else:
-        ds = _lowest(t.left_mask[t.left_start][None, :] & start_reads.mask, t.rules)
+        ds = lowest_rules(np, t.left_mask[t.left_start][None, :] & start_reads.mask, t.rules)
         starts = [
             (int(start_reads.labels[k]), *realize(d, True, -1, {}, start_reads.copies[k]))
             for k, d in enumerate(ds.tolist())

@@ -2,6 +2,7 @@
 
 Public API:
     PassTables, NumpyPass, Tables, Outputs, Error, UNK, CONSTANT, OFFSET
+    lowest_rules(numpy, masks, rules)
     Tables(tokens, passes), Tables.apply(word) -> Word, Tables.apply_many(words) -> list[Word],
     Tables.outputs(words) -> Outputs
     Tables.arrays(prefix) -> dict[str, Array], Tables.from_arrays(tokens, arrays, count, prefix)
@@ -278,6 +279,10 @@ class Tables:
             for k, p in enumerate(self.passes)
         )
 
+    def __getstate__(self) -> dict[str, Any]:
+        # What batches cache (numpy itself among it) is made again where needed.
+        return {k: v for k, v in self.__dict__.items() if k not in ("_numpy", "_lookup")}
+
     def apply(self, word: Sequence[Token]) -> Word:
         """The program's output on `word` (unseen tokens read as UNK)."""
         index, unk = self.index, self.unk
@@ -376,7 +381,7 @@ class Tables:
         return cls(tokens, passes)
 
 
-def _lowest(np: Any, masks: "np.ndarray", rules: int) -> "np.ndarray":
+def lowest_rules(np: Any, masks: "np.ndarray", rules: int) -> "np.ndarray":
     """Per row of uint64 words (any leading shape), the lowest set bit's index (`rules`
     where none)."""
     flat = masks.reshape(-1, masks.shape[-1])
@@ -437,9 +442,9 @@ class _Batched:
         candidates = decide = None
         if len(values) * rights <= DECISION_TABLE_MAX:
             candidates = inverse.reshape(-1).astype(np.int32)
-            decide = _lowest(np, rows[first][:, None, :] & p.right_mask[None, :, :], p.rules).reshape(-1)
+            decide = lowest_rules(np, rows[first][:, None, :] & p.right_mask[None, :, :], p.rules).reshape(-1)
             decide = decide.astype(np.int32)
-        start_decide = _lowest(np, (p.left_mask[p.left_start] & p.start_mask)[None, :] & p.right_mask, p.rules)
+        start_decide = lowest_rules(np, (p.left_mask[p.left_start] & p.start_mask)[None, :] & p.right_mask, p.rules)
         sizes = np.diff(p.template_start).astype(np.int64)
         head = np.minimum(p.template_start[: p.rules + 1], max(len(p.template_kind) - 1, 0))
         kind1 = p.template_kind[head] if len(p.template_kind) else np.zeros(p.rules + 1, np.int32)
@@ -503,7 +508,7 @@ def _run_pass(
     if b.decide is not None:
         decision = b.decide[b.candidates[lam * classes + cls] * b.rights + rho]
     else:
-        decision = _lowest(np, p.left_mask[lam] & p.class_mask[cls] & p.right_mask[rho], p.rules)
+        decision = lowest_rules(np, p.left_mask[lam] & p.class_mask[cls] & p.right_mask[rho], p.rules)
     start_decision = b.start_decide[rho_start]
     if b.single:
         # Every token writes one token and no start position any (replacements, as in

@@ -137,7 +137,7 @@ def openfst_apply(
 
 def hfst_apply(att: Path | Sequence[Path], words: Sequence[Word], tmp: Path) -> list[Word | None]:
     """Compile AT&T text with `hfst-txt2fst` and apply it to every word (or several,
-    one after the other: a model's pass transducers).
+    one after the other: a model's passes or stages).
 
     The words are compiled with `hfst-strings2fst -S` (space-separated symbols, so the
     tokenization is exactly fstsynth's), composed with the model (`hfst-compose`,
@@ -200,7 +200,7 @@ def foma_spaced_apply(
     load: str | Sequence[str], tokens: Sequence[str], words: Sequence[Word], tmp: Path
 ) -> list[Word | None]:
     """Apply a foma network to every word with `flookup -i` (apply down); given several,
-    apply them one after the other (a model's pass transducers), each output the next
+    apply them one after the other (a model's passes or stages), each output the next
     one's input.
 
     `load` is the foma command(s) that put the network on the stack (`read att F` or

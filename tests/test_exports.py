@@ -227,7 +227,7 @@ def run_readme_block(marker: str, plural: Path, tmp_path: Path) -> list[str]:
 @pytest.mark.parametrize("marker", ["model-pair-0-1 |", "model-pair-0-1.pass1"])
 def test_readme_openfst_recipes(plural: Path, tmp_path: Path, marker: str) -> None:
     """The README's OpenFst commands, run as written (one word per FST): the exported
-    composition, and the model's own pass transducers one after the other."""
+    composition, and the model's own stage transducers one after the other."""
     require("farextract", "farcompilestrings", "fstcompose", "farcreate", "farprintstrings")
     words = plural_words()
     (tmp_path / "words.txt").write_text("\n".join(" ".join(w) for w in words) + "\n", encoding="utf-8")
@@ -443,10 +443,11 @@ def test_every_construct_through_foma_script_and_att(program, alphabet, features
 
 
 def test_pass_transducers_one_after_the_other_in_every_tool(tmp_path: Path) -> None:
-    """The pass transducers (what the model keeps, `export --passes` writes) and the
-    uncomposed foma script, applied one pass after the other by OpenFst, HFST and foma,
-    give the interpreter's outputs; what flows between the passes carries tagged tokens,
-    named in the symbol table (the script's own tag symbols, in the script)."""
+    """The stage transducers (what the model keeps; `export --passes` composes each
+    pass's) and the uncomposed foma script, applied one after the other by OpenFst,
+    HFST and foma, give the interpreter's outputs; what flows between them carries
+    annotated and tagged tokens, named in the symbol table (the script's own tag
+    symbols, in the script)."""
     require("farextract", "fstcompile", "fstcompose", "hfst-txt2fst", "hfst-compose", "foma", "flookup")
     from fstsynth.far import write_far
 

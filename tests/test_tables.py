@@ -149,3 +149,14 @@ def test_passes_without_context_are_one_lookup_per_symbol_in_batches():
     expected = [run(program, _mapped(tables, w), FEATURES) for w in words]
     assert tables.apply_many(words) == expected == [tables.apply(w) for w in words]
     assert any("u" in e for e in expected) and any("t" in e for e in expected)
+
+
+def test_tables_travel_to_worker_processes_after_a_batch():
+    """`solve --jobs` sends models between processes: tables that ran a batch (and
+    keep numpy views of it) pickle, and work on the other side."""
+    import pickle
+
+    tables = program_tables(random_program(random.Random(1), passes=2, tiers=True), ALPHABET, FEATURES)
+    words = [random_word(random.Random(k), ALPHABET) for k in range(3 * SMALL_BATCH)]
+    expected = tables.apply_many(words)
+    assert pickle.loads(pickle.dumps(tables)).apply_many(words) == expected
