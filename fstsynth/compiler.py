@@ -5,8 +5,8 @@ Public API:
     compile_program(program, alphabet, features, *, deadline=None) -> Compiled
     Compiled: program, tokens, machines (one `PassMachine` per pass), transducers,
         seconds; tables() -> fstsynth.tables.Tables (the apply machinery)
-    Transducers: stages, stage_keys(prefix), symbols, labels, tokens; apply(word),
-        map_unknown(word), composed(), token_symbols()
+    Transducers: stages, stage_pass, stage_keys(prefix), symbols, labels, tokens;
+        apply(word), map_unknown(word), pass_transducers(), composed(), token_symbols()
     program_tokens(program, alphabet), compose_passes(stages, symbols),
     transduce(fst, labels, tokens, word), word_acceptor(labels), arc_count(fst),
     fst_from_arcs(...)
@@ -30,8 +30,13 @@ transformation that made them (`a<Delete(x)>`) where a later pass tests it. Two 
 rather than one transducer: the single transducer of a pass with many right contexts
 is, minimal and deterministic over symbol pairs, the product of what is remembered
 about the left and what is guessed about the right (a 53-rule benchmark pass: 26,689
-states and 1.1M arcs, 13-40 s to build through rewrite rules); the stages keep them
-apart. `Transducers.composed()` builds the single transducer on request (exports).
+states and 1.1M arcs, 13-40 s to build through rewrite rules; its stages have 1,428
+and 801 states, built in about a second) and the stages keep them apart. Stages are
+not always smaller than one transducer per pass: a decider has an arc per left state
+and annotated symbol, a dense product, where a minimal transducer may merge much.
+`Transducers.pass_transducers()` and `composed()` build one transducer per pass, and
+for the whole program, on request (exports): the annotator determinized, composed with
+its decider, optimized.
 
 A token never seen in training is read as `UNK` (`<unk>`), an ordinary symbol with no
 features that matches no `IsToken`; the interpreter is run on the same mapped word, so
