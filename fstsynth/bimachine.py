@@ -445,6 +445,15 @@ def group_rows(matrix: np.ndarray) -> tuple[np.ndarray, list[int]]:
     (the number of each row, the first row of each number). A dictionary of the rows'
     bytes: `numpy.unique(axis=0)` sorts the rows, many times slower on wide ones."""
     matrix = np.ascontiguousarray(matrix)
+    if matrix.shape[1] == 0:
+        return np.zeros(matrix.shape[0], dtype=np.int64), [0] if matrix.shape[0] else []
+    if matrix.shape[0] > 4096:  # many rows: numpy's sort beats a dictionary
+        rows = matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1]))).reshape(-1)
+        _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")  # numbered in order of first appearance
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        return rank[inverse.reshape(-1)], first[order].tolist()
     ids: dict[bytes, int] = {}
     first: list[int] = []
     inverse = np.empty(matrix.shape[0], dtype=np.int64)

@@ -24,7 +24,9 @@ built from it, arc by arc with numpy (OpenFst's binary format, read by Pynini), 
   pass output. The annotator guesses, at each symbol, the state of the right automaton
   after it and checks the guess on the next symbol (it is the right automaton read
   backwards), so exactly one of its paths accepts a word;
-- a pass that does not look right has the decider alone, reading the pass input.
+- a pass that does not look right has the decider alone, reading the pass input;
+- a small pass (`ONE_STAGE_STATES_BOUND`) is one transducer, its stages composed, when
+  that is smaller.
 Every stage maps strings to strings; between passes flow tokens tagged with the
 transformation that made them (`a<Delete(x)>`) where a later pass tests it. Two stages
 rather than one transducer: the single transducer of a pass with many right contexts
@@ -286,6 +288,11 @@ def _annotations(m: PassMachine, decisions: np.ndarray, at_start: bool) -> tuple
     return group_rows(np.concatenate(columns, axis=1))
 
 
+def _plain_decider(m: PassMachine, syms: _Symbols, out_label: np.ndarray, deadline: float | None) -> pynini.Fst:
+    """The decider of a pass that does not look right: the pass in one transducer."""
+    return _decider(m, _plain_reads(m, syms), None, out_label, deadline)
+
+
 def _plain_reads(m: PassMachine, syms: _Symbols) -> _Read:
     """What the decider of a pass that does not look right reads: the pass input."""
     t = m.tables.numpy()
@@ -363,12 +370,21 @@ def _decider(
         if outs:
             first[plain] = np.array([o[0] for o in outs], dtype=np.int64)[inverse]
             tail[plain] = np.array([o[1] for o in outs], dtype=np.int64)[inverse]
-        # Outputs copying from the left: per cell (they depend on the left state too).
-        for state, i in zip(*np.nonzero(~plain)):
-            left = {k: int(m.left_copy[state, n]) for n, k in enumerate(m.left_copy_offsets)}
-            first[state, i], tail[state, i] = realize(
-                int(decision[state, i]), False, int(reads.token[lo + i]), left, reads.copies[lo + i]
+        # Outputs copying from the left depend on the tokens the left state holds too:
+        # once per (decision, symbol, those tokens).
+        states, cells = np.nonzero(~plain)
+        if len(states):
+            check_deadline(deadline)
+            key = np.concatenate(
+                [decision[states, cells][:, None], cells[:, None], m.left_copy[states].astype(np.int64)], axis=1
             )
+            groups, firsts = group_rows(key)
+            outs = []
+            for row in key[firsts].tolist():
+                left = {k: row[2 + n] for n, k in enumerate(m.left_copy_offsets)}
+                outs.append(realize(row[0], False, int(reads.token[lo + row[1]]), left, reads.copies[lo + row[1]]))
+            first[states, cells] = np.array([o[0] for o in outs], dtype=np.int64)[groups]
+            tail[states, cells] = np.array([o[1] for o in outs], dtype=np.int64)[groups]
         src_parts.append(np.repeat(lam, width))
         il_parts.append(np.tile(reads.labels[lo:hi], lefts))
         ol_parts.append(first.reshape(-1))
@@ -390,6 +406,7 @@ def _decider(
     dst_parts.append(np.full(len(starts), t.left_start))
     tail_parts.append(np.array([s[2] for s in starts], dtype=np.int64))
     src, il, ol, dst, tail_id = (np.concatenate(x) for x in (src_parts, il_parts, ol_parts, dst_parts, tail_parts))
+    check_deadline(deadline)
     _chains(arcs, tail_list, tail_id, dst)
     arcs.add(src, il, ol, dst)
     return arcs.fst(q0, range(lefts))
@@ -561,13 +578,19 @@ def compile_program(
         )
         if m.looks_right:
             annotator, reads, start_reads = _annotator(m, k + 1, syms)
-            stages.append(annotator)
-            stage_pass.append(k + 1)
+            check_deadline(deadline)
+            decider = _decider(m, reads, start_reads, out_label, deadline)
+            found = [annotator, decider]
+            if annotator.num_states() * decider.num_states() <= ONE_STAGE_STATES_BOUND:
+                # A small pass: one transducer, when that is smaller than its stages.
+                one = _optimized(pynini.compose(annotator.copy().optimize(), decider))
+                if arc_count(one) < arc_count(annotator) + arc_count(decider):
+                    found = [one]
         else:
-            reads, start_reads = _plain_reads(m, syms), None
-        check_deadline(deadline)
-        stages.append(_decider(m, reads, start_reads, out_label, deadline))
-        stage_pass.append(k + 1)
+            check_deadline(deadline)
+            found = [_plain_decider(m, syms, out_label, deadline)]
+        stages += found
+        stage_pass += [k + 1] * len(found)
         machines.append(m)
         done += len(pass_.rules)
     report("compiling rule", total, total, "done")
@@ -600,6 +623,10 @@ def word_acceptor(labels: Sequence[int]) -> pynini.Fst:
 MAX_COMPOSED_STATES_BOUND = 5_000_000
 #: The same for the stages of one pass (its annotator determinized, and its decider).
 MAX_PASS_STATES_BOUND = 5_000_000
+#: A pass whose two stages have at most this product of states is compiled into one
+#: transducer too, and kept so if that has fewer arcs (as small passes' one transducer
+#: does: what the annotator guesses, the decider's state often settles at once).
+ONE_STAGE_STATES_BOUND = 50_000
 
 #: Compositions with more states than this are not optimized: determinizing over label
 #: pairs is exponential in the worst case, and passes with right contexts reach it (a
