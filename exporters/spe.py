@@ -20,7 +20,10 @@ this rendering approximates as follows (and documents, rather than hides):
 Tier tests (`TierIs`, not in SPE proper) follow the rule after `‖`, one context per
 tier in which only that tier's segments count: `‖ vowel tier: _ #` "no vowel follows",
 `‖ vowel tier: [+long] _ X [-high]` "the previous vowel is long, the second next one is
-not high"; `{-f, #}` also holds when there is no such tier segment.
+not high"; `{-f, #}` also holds when there is no such tier segment. On a tier `_` is
+the rule's focus, not counted; in an insertion (`∅ -> l a r / X _ #`) that is the
+segment before `∅`, which the tier then says: `‖ vowel tier (_ = the segment before ∅):
+[+back] _` "the vowel before the last segment (not counting it) is back".
 """
 
 from __future__ import annotations
@@ -75,8 +78,13 @@ def _tier_item(pred: Predicate) -> tuple[str, bool]:
     return (f"-{pred.feature}", True) if negated else (f"+{pred.feature}", False)
 
 
-def _tier_contexts(preds: list[Predicate]) -> str:
-    """`‖ tier: left _ right` for each tier the rule tests, in order of first test."""
+def _tier_contexts(preds: list[Predicate], inserts: bool = False) -> str:
+    """`‖ tier: left _ right` for each tier the rule tests, in order of first test.
+
+    On a tier `_` is the rule's focus, which is not counted. In an insertion that is
+    the segment before `∅`, not the insertion site as in the main context, so there
+    the tier says so: `vowel tier (_ = the segment before ∅): [+back] _` (the nearest
+    vowel before that segment; were the segment a vowel, it does not count)."""
     by_tier: dict[str, dict[int, list[Predicate]]] = {}
     for pred in preds:
         tier = _tier_of(pred)
@@ -84,12 +92,13 @@ def _tier_contexts(preds: list[Predicate]) -> str:
         by_tier.setdefault(tier.tier, {}).setdefault(tier.index, []).append(pred)
     contexts = []
     for tier, slots in by_tier.items():
-        def bundle(index: int) -> str:
+        def bundle(index: int, slots: dict[int, list[Predicate]] = slots) -> str:
             return _bundle_items([_tier_item(p) for p in slots[index]])[0] if index in slots else "X"
 
         left = [bundle(k) for k in range(min(min(slots), 0), 0)]
         right = [bundle(k) for k in range(1, max(max(slots), 0) + 1)]
-        contexts.append(f"{tier} tier: " + " ".join([*left, "_", *right]))
+        key = f" (_ = the segment before {EMPTY})" if inserts and left else ""
+        contexts.append(f"{tier} tier{key}: " + " ".join([*left, "_", *right]))
     return "   ‖ " + "; ".join(contexts)
 
 
@@ -186,7 +195,7 @@ def rule_to_spe(rule: Rule) -> str:
     if left or right:
         text += " / " + " ".join([*left, "_", *right])
     if tiers:
-        text += _tier_contexts(tiers)
+        text += _tier_contexts(tiers, inserts)
     if isinstance(tr, Identity):
         text += "   (no change; blocks the rules below)"
     return text

@@ -1,33 +1,36 @@
 """The `fstsynth` command line: a thin typer layer over the library.
 
-Commands: learn, apply, show, solve, export. Errors in what the user gave (files, words,
-options) print one line `fstsynth: error: ...` and exit with code 2; `--debug` shows
-the traceback instead. `apply --check` and `solve --check` exit with code 1 if the
-transducer and the interpreter disagree anywhere.
+Commands: learn, apply, evaluate, show, report, export, solve. Errors in what the user
+gave (files, words, options) print one line `fstsynth: error: ...` and exit with code 2;
+`--debug` shows the traceback instead. `apply --check` and `solve --check` exit with
+code 1 if the transducer and the interpreter disagree anywhere. Warnings go to standard
+error as `fstsynth: ...` lines; `learn` and `solve` show their progress there
+(`fstsynth.console`; `--quiet` turns it off).
 
-The learner (and lingpy behind it) and the compiler are imported inside the commands
-that use them: `apply` reads a model and its tables and needs neither.
+The library is imported inside each command, so that a command loads only what it uses
+(`apply` needs neither the aligner nor the learner).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
 import sys
 import time
-import unicodedata
+from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, Optional, Sequence
 
 import typer
 
+from fstsynth import guard
 from fstsynth.errors import UserError
-from fstsynth.fileio import check_writable
-from fstsynth.model import Model, load_model, learn_model
+from fstsynth.fileio import completed_writes, interrupted_summary, raise_if_interrupted
 
 if TYPE_CHECKING:
+    from fstsynth.evaluation import Evaluation
+    from fstsynth.model import Model, PairModel
     from fstsynth.synthesis import Options
 
 app = typer.Typer(
@@ -51,8 +54,10 @@ def _guard(func: Callable[[], None]) -> None:
     bugs either, and get one line too; anything else keeps its traceback. A closed
     output pipe (`fstsynth apply ... | head`) ends the command quietly.
     """
+    written_before = len(completed_writes())
     try:
         func()
+        raise_if_interrupted()  # a Ctrl-C whose exception some C code swallowed
     except UserError as exc:
         if _state["debug"]:
             raise
@@ -61,7 +66,7 @@ def _guard(func: Callable[[], None]) -> None:
         # Python would complain again when flushing stdout at exit: point it at devnull.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        raise typer.Exit(141)
+        raise typer.Exit(141) from None
     except OSError as exc:
         if _state["debug"]:
             raise
@@ -71,17 +76,29 @@ def _guard(func: Callable[[], None]) -> None:
         if _state["debug"]:
             raise
         _fail("out of memory (see the Limits section of the README)")
+    except guard.MemoryLimitExceeded as exc:
+        _fail(str(exc))
     except KeyboardInterrupt:
-        typer.echo("fstsynth: interrupted; files being written were left as they were", err=True)
-        raise typer.Exit(130)
+        typer.echo(f"fstsynth: interrupted; {interrupted_summary(written_before)}", err=True)
+        raise typer.Exit(130) from None
 
 
 @app.callback()
 def main(
+    ctx: typer.Context,
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress details."),
+    memory_limit: Optional[str] = typer.Option(
+        None, "--memory-limit", envvar="FSTSYNTH_MEMORY_LIMIT",
+        help="Stop when fstsynth and its workers use more memory than this: 8G, 500M, or none "
+        "(default: half the machine's memory).",
+    ),
 ) -> None:
     _state["debug"] = debug
+    try:
+        ctx.call_on_close(guard.start_from_option(memory_limit).stop)  # watchdog: see fstsynth.guard
+    except UserError as exc:
+        _fail(str(exc))
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="fstsynth: %(message)s",
@@ -89,53 +106,35 @@ def main(
     )
 
 
+#: Seconds per column pair when --time-limit is not given (README "Limits"); 0 lifts it.
+DEFAULT_TIME_LIMIT = 600.0
+TIME_LIMIT_HELP = "Seconds allowed per column pair (default 600; 0: no limit)."
+
+
 def _options(variant: str, time_limit: Optional[float], alignment: str) -> "Options":
-    from fstsynth.synthesis import Options
+    """The learning options, checked; errors name the command-line option."""
+    from fstsynth.api import options
 
-    if time_limit is not None and not time_limit > 0:
-        raise UserError(f"--time-limit must be a positive number of seconds, not {time_limit}")
-    return Options(variant=variant, time_limit=time_limit, alignment=alignment)
-
-
-def _progress(total_hint: bool) -> Callable[[int, int, str], None] | None:
-    if not total_hint:
-        return None
-
-    def show(done: int, total: int, label: str) -> None:
-        if total > 1:
-            typer.echo(f"  [{done}/{total}] {label}", err=True)
-
-    return show
+    if time_limit is not None and not time_limit >= 0:
+        raise UserError(f"--time-limit must be a number of seconds (0: no limit), not {time_limit}")
+    return options(variant, time_limit or None, alignment)
 
 
-def _features_file(path: Optional[Path]) -> dict[str, dict[str, bool]]:
-    if path is None:
-        return {}
-    try:
-        raw = json.loads(path.read_bytes().decode("utf-8-sig"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, not a features file") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not valid UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(
-            f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"
-        ) from None
-    if not isinstance(raw, dict) or not all(
-        isinstance(v, dict) and all(isinstance(b, bool) for b in v.values()) for v in raw.values()
-    ):
-        raise UserError(f"{path}: features must map each token to {{feature: true/false}}")
-    from fstsynth.problem import nfc
-
-    return {nfc(tok): {nfc(k): b for k, b in feats.items()} for tok, feats in raw.items()}
+def _warn(message: str) -> None:
+    typer.echo(f"fstsynth: warning: {message}", err=True)
 
 
-DEFAULT_VARIANT = "auto"  # `Options().variant`, without importing the learner here
+QUIET_HELP = "Show no progress (on a terminal a progress bar, elsewhere a line per stage, on stderr)."
+
+
 VARIANT_HELP = (
     "Ranking preference: token (specific rules), feature (general), nofeature, or auto "
     "(the default: per column pair, the variant that cross-validates best on the training rows)."
+)
+DEFAULT_VARIANT = "auto"
+FEATURES_HELP = (
+    "JSON file: token -> {feature: true/false}, e.g. {\"z\": {\"voice\": true, \"sibilant\": true}} "
+    "(README: Features)."
 )
 
 
@@ -144,37 +143,31 @@ def learn(
     input: Path = typer.Argument(..., help="A problem JSON file or a TSV of source<TAB>target."),
     output: Path = typer.Option(..., "--output", "-o", help="Model directory to write."),
     variant: str = typer.Option(DEFAULT_VARIANT, "--variant", help=VARIANT_HELP),
-    features: Optional[Path] = typer.Option(
-        None, "--features", help="JSON file: token -> {feature: true/false}."
-    ),
+    features: Optional[Path] = typer.Option(None, "--features", help=FEATURES_HELP),
     alignment: str = typer.Option("global", "--alignment", help="global or local."),
-    time_limit: Optional[float] = typer.Option(
-        None, "--time-limit", help="Seconds allowed per column pair."
-    ),
+    time_limit: Optional[float] = typer.Option(DEFAULT_TIME_LIMIT, "--time-limit", help=TIME_LIMIT_HELP),
     jobs: int = typer.Option(
         1, "--jobs", "-j", min=1,
         help="Worker processes for the cross-validation that picks the variant (same model).",
     ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
 ) -> None:
     """Learn a program for every column pair of INPUT and write a model directory."""
 
     def body() -> None:
-        options = _options(variant, time_limit, alignment)
-        check_writable(output)  # fail now, not after learning
-        from fstsynth.problem import load_problem
+        from fstsynth.api import learn as learn_pairs
+        from fstsynth.console import showing_progress
+        from fstsynth.fileio import check_writable
 
-        problem = load_problem(input)
-        extra = _features_file(features)
-        if extra:
-            merged = {tok: dict(f) for tok, f in problem.features.items()}
-            for tok, f in extra.items():
-                merged.setdefault(tok, {}).update(f)
-            problem_ = dataclasses.replace(problem, features=merged)
-        else:
-            problem_ = problem
+        _options(variant, time_limit, alignment)  # fail on a bad option before reading
+        check_writable(output)  # fail now, not after learning
         started = time.perf_counter()
-        model = learn_model(problem_, options, _progress(True), jobs=jobs)
-        model.save(output)
+        with showing_progress(quiet):
+            model = learn_pairs(
+                input, features=features, variant=variant, time_limit=time_limit or None,
+                alignment=alignment, jobs=jobs,
+            )
+            model.save(output)
         typer.echo(f"learned {len(model.pairs)} column pair(s) in {time.perf_counter() - started:.1f}s")
         for (s, t), pm in sorted(model.pairs.items()):
             per_pass = ", ".join(str(len(p.rules)) for p in pm.program.passes) or "0"
@@ -182,30 +175,44 @@ def learn(
                 f"  {model.columns[s]} -> {model.columns[t]}: rules per pass [{per_pass}], "
                 f"training pairs reproduced {pm.train_correct}/{pm.train_total}"
             )
+            hint = _features_hint(pm, given=_has_features(model))
+            if hint:
+                typer.echo(f"    hint: {hint}")
         typer.echo(f"model written to {output}")
 
     _guard(body)
 
 
-def tokenize(text: str, alphabet: set[str]) -> tuple[str, ...]:
-    """A word as typed: space-separated tokens, or else longest known tokens / graphemes."""
-    text = unicodedata.normalize("NFC", text).strip()
-    if " " in text or not text:
-        return tuple(text.split())  # as `problem.parse_word` (whose import costs more)
-    from fstsynth.problem import split_graphemes
+def _has_features(model: "Model") -> bool:
+    """Whether the model has features beyond the vowel/cons fstsynth adds by itself."""
+    return any(name not in ("vowel", "cons") for feats in model.features.values() for name in feats)
 
-    graphemes = split_graphemes(text)
-    longest = max((len(split_graphemes(t)) for t in alphabet), default=1)
-    out = []
-    k = 0
-    while k < len(graphemes):
-        for size in range(min(longest, len(graphemes) - k), 0, -1):
-            candidate = "".join(graphemes[k : k + size])
-            if candidate in alphabet or size == 1:
-                out.append(candidate)
-                k += size
-                break
-    return tuple(out)
+
+def _features_hint(pm: "PairModel", given: bool) -> str:
+    """A word when a program is long for its data and features could shorten it: one
+    rule per few training pairs is a list of cases, not a generalization."""
+    rules = pm.program.rule_count
+    if rules < LONG_PROGRAM_RULES or rules * PAIRS_PER_RULE < pm.train_total:
+        return ""
+    features = "more features" if given else "a features file"
+    return (
+        f"{rules} rules for {pm.train_total} training pairs is long: {features} "
+        "(natural classes such as voice, vowel, back; README: Features) may let fstsynth "
+        "find fewer, general rules"
+    )
+
+
+#: `learn` hints at features for a program of at least this many rules that has fewer
+#: than `PAIRS_PER_RULE` training pairs per rule.
+LONG_PROGRAM_RULES = 6
+PAIRS_PER_RULE = 4
+
+
+def tokenize(text: str, alphabet: Iterable[str]) -> tuple[str, ...]:
+    """A word as typed: space-separated tokens, or else longest known tokens / graphemes."""
+    from fstsynth.problem import WordSplitter
+
+    return WordSplitter(alphabet)(text)
 
 
 def _argument_words(words: List[str]) -> List[str]:
@@ -215,6 +222,9 @@ def _argument_words(words: List[str]) -> List[str]:
         except UnicodeEncodeError:  # undecodable bytes arrive as lone surrogates
             raise UserError(f"word argument {n}: not valid UTF-8") from None
     return words
+
+
+APPLY_FORMATS = ("plain", "tsv")
 
 
 @app.command()
@@ -231,25 +241,43 @@ def apply(
     trace: bool = typer.Option(
         False, "--trace", help="Show each word's form after every pass and the rules that fired."
     ),
+    fmt: str = typer.Option(
+        "plain", "--format", "-f",
+        help="plain: one prediction per line; tsv: word<TAB>prediction (the word as given).",
+    ),
+    join: bool = typer.Option(False, "--join", help="Write predictions without spaces between tokens."),
 ) -> None:
     """Predict the target form of each word with the compiled transducer."""
 
     def body() -> None:
+        from fstsynth.model import load_model
         from fstsynth.stream import line_batches, predict_batches
 
+        if fmt not in APPLY_FORMATS:
+            raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(APPLY_FORMATS)}")
         model = load_model(model_dir)
         pm = model.pair(source, target)
         alphabet = set(model.alphabet)
         mismatches = []
-        # Read, predict and write a batch at a time (`fstsynth.stream`).
-        batches = [_argument_words(words)] if words else line_batches(sys.stdin.buffer)
-        for batch in predict_batches(pm, batches, lambda line: tokenize(line, alphabet)):
+        unseen: Counter = Counter()
+        sep = "" if join else " "
+        # Read, predict and write a batch at a time (`fstsynth.stream`): memory stays
+        # flat on any input, and output starts before the input ends.
+        if words:
+            batches: Iterable[List[str]] = [_argument_words(words)]
+        else:
+            batches = _stdin_words(line_batches(sys.stdin.buffer))
+        for batch in predict_batches(pm, batches, _splitter(alphabet)):
+            unseen.update(batch.unseen(alphabet))
             if not (trace or check):
-                typer.echo("\n".join(batch.texts(" ")))
+                texts = batch.texts(sep)
+                if fmt == "tsv":
+                    texts = [f"{line}\t{text}" for line, text in zip(batch.lines, texts)]
+                typer.echo("\n".join(texts))
                 continue
             out = []
-            for word, prediction in zip(batch.words, batch.predictions):
-                out.append(" ".join(prediction))
+            for line, word, prediction in zip(batch.lines, batch.words, batch.predictions):
+                out.append(_output_line(line, prediction, fmt, join))
                 if trace:
                     from exporters.spe import derivation
 
@@ -260,6 +288,7 @@ def apply(
                     if interpreted != prediction:
                         mismatches.append((word, prediction, interpreted))
             typer.echo("\n".join(out))
+        _warn_unseen(unseen)
         if mismatches:
             for word, fst_out, interp in mismatches:
                 typer.echo(
@@ -270,6 +299,128 @@ def apply(
             raise typer.Exit(1)
 
     _guard(body)
+
+
+def _splitter(alphabet: Iterable[str]) -> Callable[[str], tuple[str, ...]]:
+    """`problem.WordSplitter` for `alphabet`, made when first needed (only unspaced
+    words need it; importing `fstsynth.problem` costs start-up time)."""
+    made: list[Callable[[str], tuple[str, ...]]] = []
+
+    def split(text: str) -> tuple[str, ...]:
+        if not made:
+            from fstsynth.problem import WordSplitter
+
+            made.append(WordSplitter(alphabet))
+        return made[0](text)
+
+    return split
+
+
+def _stdin_words(batches: Iterable[List[str]]) -> Iterator[List[str]]:
+    """The words of batches of lines read from standard input: a line starting with `#`
+    is a comment, as in a TSV (skipped); of a TSV line, `source<TAB>target`, the source
+    is the word (a warning says so once: `evaluate` scores such lines)."""
+    lines_before = 0
+    warned = False
+    for lines in batches:
+        start, lines_before = lines_before, lines_before + len(lines)
+        text = "\n".join(lines)
+        if "\t" not in text and "#" not in text:
+            yield lines
+            continue
+        words = []
+        for n, line in enumerate(lines, start=start + 1):
+            if line.lstrip().startswith("#"):
+                continue
+            if "\t" in line:
+                if not warned:
+                    warned = True
+                    _warn(
+                        f"<stdin>: line {n} has a tab: the word is its first field (the source); "
+                        "to score source<TAB>target lines use `fstsynth evaluate MODEL FILE`"
+                    )
+                line = line.split("\t", 1)[0]
+            words.append(line)
+        if words:
+            yield words
+
+
+def _output_line(word: str, prediction: Sequence[str], fmt: str, join: bool) -> str:
+    """A prediction as printed: tokens separated by spaces (`--join`: run together),
+    after the word as given and a tab with `--format tsv`."""
+    text = ("" if join else " ").join(prediction)
+    return f"{word}\t{text}" if fmt == "tsv" else text
+
+
+def _warn_unseen(unseen: Counter) -> None:
+    if not unseen:
+        return
+    common = sorted(unseen.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
+    listed = ", ".join(f"{tok} ({n} word{'s' if n > 1 else ''})" for tok, n in common)
+    more = f", and {len(unseen) - 20} more" if len(unseen) > 20 else ""
+    _warn(
+        f"tokens never seen in training: {listed}{more}; the model reads them as <unk> "
+        "(README: Tokens the model has never seen)"
+    )
+
+
+@app.command()
+def evaluate(
+    model_dir: Path = typer.Argument(..., help="A model directory written by `learn`."),
+    gold: Path = typer.Argument(..., help="Gold pairs: a TSV of source<TAB>target (or a problem file)."),
+    source: Optional[str] = typer.Option(None, "--source", "-s", help="Source column (name or index)."),
+    target: Optional[str] = typer.Option(None, "--target", "-t", help="Target column (name or index)."),
+    json_path: Optional[Path] = typer.Option(
+        None, "--json", help="Also write the figures and every error as JSON to this file."
+    ),
+    errors: int = typer.Option(10, "--errors", "-n", min=0, help="How many wrong words to print."),
+    join: bool = typer.Option(False, "--join", help="Write words without spaces between tokens."),
+) -> None:
+    """Score the model on gold pairs: Exact, word and token (phone) error rates, errors."""
+
+    def body() -> None:
+        from fstsynth.evaluation import evaluate_pairs
+        from fstsynth.fileio import atomic_write_text, check_writable
+        from fstsynth.model import load_model
+
+        if json_path is not None:
+            check_writable(json_path)
+        model = load_model(model_dir)
+        pm = model.pair(source, target)
+        result = evaluate_pairs(pm, gold, max_errors=None if json_path is not None else errors)
+        typer.echo(format_evaluation(result, errors, join))
+        if json_path is not None:
+            text = json.dumps(result.to_json(), ensure_ascii=False, indent=1) + "\n"
+            atomic_write_text(json_path, text)
+
+    _guard(body)
+
+
+def format_evaluation(result: "Evaluation", shown: int, join: bool = False) -> str:
+    """The figures of an `evaluation.Evaluation` and its first `shown` errors, as text."""
+    def word(tokens: Sequence[str]) -> str:
+        return ("" if join else " ").join(tokens) or "∅"
+
+    lines = [
+        f"words   {result.words}",
+        f"correct {result.correct}",
+        f"Exact   {100 * result.exact:.2f}%",
+        f"WER     {100 * result.wer:.2f}%",
+        f"PER     {100 * result.per:.2f}%  ({result.edits} token edits / {result.target_tokens} target tokens)",
+    ]
+    mistakes = result.errors[:shown]
+    if mistakes:
+        more = f" (first {len(mistakes)} of {result.error_count})" if result.error_count > len(mistakes) else ""
+        lines.append(f"errors{more}:")
+        for m in mistakes:
+            lines.append(
+                f"  {word(m.source)}: predicted {word(m.prediction)}, expected {word(m.target)} "
+                f"({m.edits} edit{'s' if m.edits != 1 else ''})"
+            )
+            lines.extend(f"    {f}" for f in m.firings)
+            if not m.firings:
+                lines.append("    (no rule fired)")
+    return "\n".join(lines)
 
 
 SHOW_FORMATS = ("dsl", "spe")
@@ -287,13 +438,15 @@ def show(
     def body() -> None:
         if fmt not in SHOW_FORMATS:
             raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(SHOW_FORMATS)}")
+        from fstsynth.model import load_model
+
         model = load_model(model_dir)
         typer.echo(format_model(model, fmt))
 
     _guard(body)
 
 
-def format_model(model: Model, fmt: str = "dsl") -> str:
+def format_model(model: "Model", fmt: str = "dsl") -> str:
     from exporters.spe import rule_to_spe
 
     lines = []
@@ -311,6 +464,44 @@ def format_model(model: Model, fmt: str = "dsl") -> str:
             lines.append("         else Identity(x)" if fmt == "dsl" else "         else: unchanged")
         lines.append("")
     return "\n".join(lines).rstrip()
+
+
+@app.command()
+def report(
+    model_dir: Path = typer.Argument(..., help="A model directory written by `learn`."),
+    output: Path = typer.Option(..., "--output", "-o", help="HTML file to write."),
+    source: Optional[str] = typer.Option(None, "--source", "-s", help="Source column (name or index)."),
+    target: Optional[str] = typer.Option(None, "--target", "-t", help="Target column (name or index)."),
+    data: Optional[Path] = typer.Option(
+        None, "--data", help="The training file, for a model saved without its training words."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
+) -> None:
+    """Write one self-contained HTML page: the rules at work on the training words."""
+
+    def body() -> None:
+        from fstsynth.console import showing_progress
+        from fstsynth.fileio import check_writable
+        from fstsynth.model import load_model
+        from fstsynth.problem import load_problem
+        from fstsynth.report import write_report
+
+        check_writable(output)
+        model = load_model(model_dir)
+        chosen = None if source is None and target is None else [model.pair(source, target)]
+        rows = None
+        if data is not None:
+            problem = load_problem(data)
+            if len(problem.columns) != len(model.columns):
+                raise UserError(
+                    f"{data}: has {len(problem.columns)} columns; the model was learned from {len(model.columns)}"
+                )
+            rows = problem.cells
+        with showing_progress(quiet):
+            write_report(model, output, chosen, rows)
+        typer.echo(f"wrote {output}")
+
+    _guard(body)
 
 
 EXPORT_HELP = (
@@ -335,6 +526,7 @@ def export(
 
     def body() -> None:
         from exporters.export import export_model
+        from fstsynth.model import load_model
 
         model = load_model(model_dir)
         for path in export_model(model, fmt, output, source, target, passes):
@@ -360,21 +552,20 @@ def solve(
     out: Path = typer.Option(..., "--out", help="Directory for the answer files (created)."),
     variant: str = typer.Option(DEFAULT_VARIANT, "--variant", help=VARIANT_HELP),
     alignment: str = typer.Option("global", "--alignment", help="global or local."),
-    time_limit: Optional[float] = typer.Option(
-        None, "--time-limit", help="Seconds allowed per column pair."
-    ),
+    time_limit: Optional[float] = typer.Option(DEFAULT_TIME_LIMIT, "--time-limit", help=TIME_LIMIT_HELP),
     check: bool = typer.Option(
         False, "--check", help="Also run the interpreter on every answer; exit 1 on any difference."
     ),
     jobs: int = typer.Option(
         1, "--jobs", "-j", min=1, help="Worker processes (problems are spread over them; same answers)."
     ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
 ) -> None:
     """Fill every `?` of each problem and write an answer file of the same name in OUT."""
 
     def body() -> None:
-        from fstsynth.parallel import solve_files
-        from fstsynth.solve import fallback_report, write_answers
+        from fstsynth.console import showing_progress
+        from fstsynth.fileio import check_writable
 
         files = _problem_files(problems)
         options = _options(variant, time_limit, alignment)
@@ -385,37 +576,8 @@ def solve(
             out.mkdir()
         check_writable(out / "answer")
         started = time.perf_counter()
-        total_mismatches = 0
-        failures = 0
-        for result in solve_files(files, options, check=check, jobs=jobs):
-            path = result.path
-            if result.problem is None:
-                typer.echo(f"fstsynth: error: {result.load_error}", err=True)
-                failures += 1
-                continue
-            problem = result.problem
-            if result.report is None:
-                typer.echo(
-                    f"fstsynth: {path.name}: cannot learn ({result.learn_error}); writing best guesses",
-                    err=True,
-                )
-                report = fallback_report(problem)
-                failures += 1
-            else:
-                report = result.report
-            write_answers(problem, report, out)
-            mism = report.mismatches
-            total_mismatches += len(mism)
-            for a in mism:
-                typer.echo(
-                    f"fstsynth: mismatch in {path.name} row {a.row + 1}: transducer "
-                    f"{' '.join(a.word)!r}, interpreter {' '.join(a.interpreter or ())!r}",
-                    err=True,
-                )
-            typer.echo(
-                f"{path.name}: {len(report.answers)} cell(s) filled in {report.seconds.get('total', 0):.1f}s"
-                + (f", {len(mism)} mismatch(es)" if check else "")
-            )
+        with showing_progress(quiet):
+            total_mismatches, failures = _solve_all(files, options, out, check, jobs)
         typer.echo(
             f"solved {len(files) - failures}/{len(files)} problem(s) in {time.perf_counter() - started:.1f}s"
             + (f"; interpreter/transducer mismatches: {total_mismatches}" if check else "")
@@ -426,6 +588,48 @@ def solve(
             raise typer.Exit(2)
 
     _guard(body)
+
+
+def _solve_all(files: Sequence[Path], options: "Options", out: Path, check: bool, jobs: int) -> tuple[int, int]:
+    """Solve each file and write its answers; (mismatches, problems that failed)."""
+    from fstsynth import progress
+    from fstsynth.parallel import solve_files
+    from fstsynth.solve import fallback_report, write_answers
+
+    total_mismatches = 0
+    failures = 0
+    progress.report("problem", 0, len(files), files[0].name)
+    for k, result in enumerate(solve_files(files, options, check=check, jobs=jobs), start=1):
+        progress.report("problem", k, len(files), files[k].name if k < len(files) else "")
+        path = result.path
+        if result.problem is None:
+            typer.echo(f"fstsynth: error: {result.load_error}", err=True)
+            failures += 1
+            continue
+        problem = result.problem
+        if result.report is None:
+            typer.echo(
+                f"fstsynth: {path.name}: cannot learn ({result.learn_error}); writing best guesses",
+                err=True,
+            )
+            report = fallback_report(problem)
+            failures += 1
+        else:
+            report = result.report
+        write_answers(problem, report, out)
+        mism = report.mismatches
+        total_mismatches += len(mism)
+        for a in mism:
+            typer.echo(
+                f"fstsynth: mismatch in {path.name} row {a.row + 1}: transducer "
+                f"{' '.join(a.word)!r}, interpreter {' '.join(a.interpreter or ())!r}",
+                err=True,
+            )
+        typer.echo(
+            f"{path.name}: {len(report.answers)} cell(s) filled in {report.seconds.get('total', 0):.1f}s"
+            + (f", {len(mism)} mismatch(es)" if check else "")
+        )
+    return total_mismatches, failures
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -484,30 +484,36 @@ class Transducers:
             raise Error(f"the transducer writes a symbol that is not a token for {' '.join(mapped)!r}") from None
 
     def pass_transducers(self) -> list[pynini.Fst]:
-        """One transducer per pass: its stages composed (the annotator determinized
-        first, then composed with the decider, then optimized). Built on request: for a
-        pass with many right contexts it is far larger than its stages."""
-        passes: list[pynini.Fst] = []
-        for k in sorted(set(self.stage_pass)):
-            group = [fst for fst, p in zip(self.stages, self.stage_pass) if p == k]
-            if len(group) == 1:
-                passes.append(group[0])
-                continue
-            fst = group[0].copy().optimize()
-            bound = math.prod(f.num_states() for f in [fst, *group[1:]])
-            if bound > MAX_PASS_STATES_BOUND:
-                raise CompositionTooLargeError(
-                    f"composing pass {k}'s transducers could need up to {bound:,} states, more than "
-                    f"the {MAX_PASS_STATES_BOUND:,} fstsynth builds"
-                )
-            for later in group[1:]:
-                fst = pynini.compose(fst, later)
-            fst = _optimized(fst)
-            fst.arcsort("ilabel")
-            fst.set_input_symbols(self.symbols)
-            fst.set_output_symbols(self.symbols)
-            passes.append(fst)
-        return passes
+        """One transducer per pass (see `pass_transducer`)."""
+        return [self.pass_transducer(k) for k in sorted(set(self.stage_pass))]
+
+    def pass_states_bound(self, k: int) -> int:
+        """At most how many states pass k's one transducer has (product of its stages')."""
+        return math.prod(f.num_states() for f, p in zip(self.stages, self.stage_pass) if p == k)
+
+    def pass_transducer(self, k: int) -> pynini.Fst:
+        """Pass k (1-based) as one transducer: its stages composed (the annotator
+        determinized first, then composed with the decider, then optimized). Built on
+        request: for a pass with many right contexts it is far larger than its stages."""
+        group = [fst for fst, p in zip(self.stages, self.stage_pass) if p == k]
+        if not group:
+            raise Error(f"no pass {k}")
+        if len(group) == 1:
+            return group[0]
+        fst = group[0].copy().optimize()
+        bound = math.prod(f.num_states() for f in [fst, *group[1:]])
+        if bound > MAX_PASS_STATES_BOUND:
+            raise CompositionTooLargeError(
+                f"composing pass {k}'s transducers could need up to {bound:,} states, more than "
+                f"the {MAX_PASS_STATES_BOUND:,} fstsynth builds"
+            )
+        for later in group[1:]:
+            fst = pynini.compose(fst, later)
+        fst = _optimized(fst)
+        fst.arcsort("ilabel")
+        fst.set_input_symbols(self.symbols)
+        fst.set_output_symbols(self.symbols)
+        return fst
 
     def composed(self) -> pynini.Fst:
         """All the passes composed into one transducer (see `compose_passes`)."""

@@ -1,10 +1,21 @@
-"""Scoring answers against solutions, with the benchmark's published definitions.
+"""Scoring: a model on gold word pairs (`fstsynth evaluate`), and benchmark answers
+against solutions, with the benchmark's published definitions.
 
 Public API:
+    edit_distance(a, b) -> int
+    Firing, Mistake, Evaluation, evaluate_pairs(pair_model, gold, max_errors=None) -> Evaluation
+    derive(pair_model, word) -> (forms, firings), firings(pair_model, word)
     ProblemScore, score_problem(answer_doc, solution_doc) -> ProblemScore
     score_directory(answers_dir, solutions_dir) -> list[ProblemScore]
     summarize(scores) -> dict   (macro averages overall and per type, micro Exact,
                                  counts of problems at Exact >= 0.5, >= 0.75, = 1.0)
+
+A model on gold pairs, as G2P scorers (SIGMORPHON's) count: Exact is the share of
+words predicted exactly, the word error rate WER = 1 - Exact, and the phone (token)
+error rate PER is the summed token edit distance (Levenshtein: insertions, deletions,
+substitutions, each 1) between prediction and target over the summed number of target
+tokens. Figures are fractions (0.25, not 25%). Gold words written without spaces are
+split as `apply` splits them: into the longest tokens the model knows.
 
 Exact is the share of test cells predicted exactly. chrF ("total F") uses token
 n-grams of orders 1 and 2 with beta 1: matching, reference and hypothesis n-gram counts
@@ -19,9 +30,182 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+from fstsynth.errors import UserError
+from fstsynth.types import Word
+
+if TYPE_CHECKING:
+    from fstsynth.dsl import Rule
+    from fstsynth.model import PairModel
 
 Tokens = Sequence[str]
+
+
+def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
+    """Levenshtein distance between two token sequences (each edit costs 1)."""
+    previous = list(range(len(b) + 1))  # distances from a[:0] to each prefix of b
+    for i, x in enumerate(a, start=1):
+        current = [i]
+        for j, y in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
+
+@dataclass(frozen=True)
+class Firing:
+    """A rule that fired on a word: pass and rule numbered from 1; `position` numbers
+    the input tokens of the pass from 1 (0: the start, before the first token)."""
+
+    pass_number: int
+    rule_number: int
+    position: int
+    token: str | None  # the token at `position` (None at the start)
+    output: Word
+    rule: "Rule"
+
+    def __str__(self) -> str:
+        from exporters.spe import EMPTY, rule_to_spe
+
+        where = "start" if self.position == 0 else f"{self.position} ({self.token})"
+        return (
+            f"pass {self.pass_number}, at {where}: rule {self.rule_number}, "
+            f"{rule_to_spe(self.rule)}  =>  {' '.join(self.output) or EMPTY}"
+        )
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A gold word the model gets wrong, with the rules that fired on it."""
+
+    source: Word
+    prediction: Word
+    target: Word
+    edits: int
+    firings: tuple[Firing, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": " ".join(self.source),
+            "prediction": " ".join(self.prediction),
+            "target": " ".join(self.target),
+            "edits": self.edits,
+            "rules": [str(f) for f in self.firings],
+        }
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A model's scores on gold pairs; `errors` holds the first mistakes (all, unless
+    the evaluation was asked for fewer), `error_count` counts them all."""
+
+    words: int
+    correct: int
+    edits: int  # token edits summed over the words
+    target_tokens: int
+    errors: tuple[Mistake, ...]
+
+    @property
+    def error_count(self) -> int:
+        return self.words - self.correct
+
+    @property
+    def exact(self) -> float:
+        return self.correct / self.words if self.words else 0.0
+
+    @property
+    def wer(self) -> float:
+        return 1.0 - self.exact if self.words else 0.0
+
+    @property
+    def per(self) -> float:
+        return self.edits / self.target_tokens if self.target_tokens else float(self.edits > 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "words": self.words,
+            "correct": self.correct,
+            "exact": self.exact,
+            "wer": self.wer,
+            "per": self.per,
+            "token_edits": self.edits,
+            "target_tokens": self.target_tokens,
+            "errors": [m.to_json() for m in self.errors],
+        }
+
+
+def derive(pm: "PairModel", word: Sequence[str]) -> tuple[list[Word], tuple[Firing, ...]]:
+    """The word's forms (as the model reads it, then after each pass) and the rules
+    that fire on it, pass by pass: the interpreter's trace, which the transducer
+    agrees with."""
+    from fstsynth.interpreter import trace
+
+    form = pm.map_unknown(word)
+    forms = [form]
+    found = []
+    for k, (output, steps) in enumerate(trace(pm.program, form, pm.features), start=1):
+        rules = pm.program.passes[k - 1].rules
+        for step in steps:
+            if step.rule_index is None:
+                continue
+            token = None if step.position < 0 else form[step.position]
+            found.append(Firing(k, step.rule_index + 1, step.position + 1, token, step.output, rules[step.rule_index]))
+        form = output
+        forms.append(form)
+    return forms, tuple(found)
+
+
+def firings(pm: "PairModel", word: Sequence[str]) -> tuple[Firing, ...]:
+    """The rules that fire on `word`, pass by pass (see `derive`)."""
+    return derive(pm, word)[1]
+
+
+def gold_pairs(pm: "PairModel", gold: Any) -> list[tuple[Word, Word]]:
+    """The (source, target) pairs of `gold` (a path to a TSV or problem file, or pairs
+    of strings) for the model's column pair; words written without spaces are split into
+    the longest tokens the model knows, as `apply` splits them."""
+    from fstsynth.problem import WordSplitter, read_pairs
+
+    problem = read_pairs(gold, "gold")
+    if problem.directed:
+        source, target = 0, 1
+    else:
+        source, target = pm.source, pm.target
+        if max(source, target) >= len(problem.columns):
+            raise UserError(f"{problem.source or problem.name}: has no column {max(source, target) + 1}")
+    split = WordSplitter(pm.alphabet)
+    pairs = []
+    for i, row in enumerate(problem.cells):
+        s, t = row[source], row[target]
+        if s is None or t is None:
+            continue
+        if (i, source) in problem.unspaced:
+            s = split("".join(s))
+        if (i, target) in problem.unspaced:
+            t = split("".join(t))
+        pairs.append((s, t))
+    if not pairs:
+        raise UserError(f"{problem.source or problem.name}: no row has both a source and a target word")
+    return pairs
+
+
+def evaluate_pairs(pm: "PairModel", gold: Any, max_errors: int | None = None) -> Evaluation:
+    """Score a column pair's model on gold pairs (see the module docstring); the first
+    `max_errors` mistakes (all if None) come with the rules that fired."""
+    pairs = gold_pairs(pm, gold)
+    predictions = pm.predict_many([s for s, _ in pairs])
+    correct = edits = target_tokens = 0
+    mistakes: list[Mistake] = []
+    for (source, target), prediction in zip(pairs, predictions):
+        distance = edit_distance(prediction, target)
+        edits += distance
+        target_tokens += len(target)
+        if prediction == target:
+            correct += 1
+        elif max_errors is None or len(mistakes) < max_errors:
+            mistakes.append(Mistake(source, prediction, target, distance, firings(pm, source)))
+    return Evaluation(len(pairs), correct, edits, target_tokens, tuple(mistakes))
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,20 @@
 
 Public API:
     FORMAT_VERSION, PairModel, Model, FarStages, Error, ModelChangedError
-    learn_model(problem, options, progress=None, pairs=None, jobs=1) -> Model
+    learn_model(problem, options, pairs=None, jobs=1) -> Model
     Model.save(directory), load_model(directory) -> Model
-    Model.pair(source, target), PairModel.predict(word), PairModel.predict_many(words),
+    Model.pair(source, target), Model.training_pairs(pair_model),
+    PairModel.predict(word), PairModel.predict_many(words),
     PairModel.predict_texts(words, sep), PairModel.interpret(word, features),
     PairModel.transducers(), PairModel.transduce(word), restore_unknown
+    The Python API (README "Library"): Model/PairModel .rules, .fst, .apply(word),
+    .apply_many(words), .evaluate(pairs)
 
 A model directory (format version 3) holds
 - `model.json`: format name and version, options, features, columns, token inventory,
-  the SHA-256 of every other file, and per column pair its program (readable and as
-  JSON), its token list and the FAR keys of its transducers in the order they apply;
+  the SHA-256 of every other file, per column pair its program (readable and as JSON),
+  its token list and the FAR keys of its transducers in the order they apply, and the
+  training rows (optional), which `fstsynth report` shows the rules at work on;
 - `tables.npz`: per column pair and pass, the apply tables (`fstsynth.tables`: the
   pass's bimachine as flat integer arrays, named `pair-S-T.pass{k}.{field}`), a numpy
   archive of integer arrays, read without numpy and without pickle
@@ -52,19 +56,22 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from fstsynth import dsl
 from fstsynth.arrays import Array, read_npz, write_npz
 from fstsynth.arrays import Error as ArraysError
 from fstsynth.errors import UserError
-from fstsynth.fileio import atomic_directory
+from fstsynth.fileio import atomic_directory, stable_directory
 from fstsynth.interpreter import run
 from fstsynth.tables import UNK, Outputs, Tables
 from fstsynth.tables import Error as TablesError
-from fstsynth.types import Token, Word
+from fstsynth.progress import report
+from fstsynth.types import Features, Token, Word
 
 if TYPE_CHECKING:
+    import pynini
+
     from fstsynth.compiler import Transducers
     from fstsynth.problem import Problem
     from fstsynth.synthesis import Options
@@ -190,6 +197,10 @@ class PairModel:
     # variant that learned the program (`auto` picks one per pair).
     held_out: float | None = None
     variant: str = ""
+    # The model's token inventory and features (shared by its pairs), which reading a
+    # typed word and running the interpreter need.
+    alphabet: tuple[Token, ...] = ()
+    features: Features = field(default_factory=dict)
 
     @property
     def far_key(self) -> str:
@@ -260,6 +271,45 @@ class PairModel:
         mapped = self.map_unknown(word)
         return restore_unknown(word, mapped, run(self.program, mapped, features))
 
+    # -- the Python API (README "Library"): words as typed in, words as typed out
+
+    @property
+    def rules(self) -> dsl.Program:
+        """The learned program (prints as its rules, pass by pass)."""
+        return self.program
+
+    @property
+    def fst(self) -> "pynini.Fst":
+        """The pair's transducer: its passes composed into one."""
+        return self.transducers().composed()
+
+    def apply(self, word: str | Sequence[Token]) -> str | Word:
+        """The prediction for one word: a string gives a string (tokens separated by
+        spaces, or run together if the word was typed so), tokens give tokens."""
+        return self.apply_many([word])[0]
+
+    def apply_many(self, words: Iterable[str | Sequence[Token]]) -> list:
+        """`apply` for many words at once (through the apply tables, batched)."""
+        from fstsynth.problem import is_spaced, splitter_for
+
+        split = splitter_for(self.alphabet)
+        words = list(words)
+        tokens = [split(w) if isinstance(w, str) else tuple(w) for w in words]
+        out: list[str | Word] = []
+        for word, prediction in zip(words, self.predict_many(tokens)):
+            if isinstance(word, str):
+                out.append((" " if is_spaced(word) else "").join(prediction))
+            else:
+                out.append(prediction)
+        return out
+
+    def evaluate(self, pairs: Any, *, errors: int | None = None) -> dict[str, Any]:
+        """Scores on gold (source, target) pairs (or a TSV/problem file): the figures of
+        `fstsynth evaluate` (`evaluation.Evaluation.to_json`)."""
+        from fstsynth.evaluation import evaluate_pairs
+
+        return evaluate_pairs(self, pairs, max_errors=errors).to_json()
+
 
 def restore_unknown(word: Sequence[Token], mapped: Sequence[Token], output: Word) -> Word:
     """Put unseen tokens back where the model kept or copied them.
@@ -292,6 +342,14 @@ class Model:
     alphabet: tuple[Token, ...]
     pairs: dict[tuple[int, int], PairModel]
     name: str = ""
+    # The rows learned from (cells None where unknown), for `report` and `training_pairs`;
+    # empty for a model saved without them.
+    rows: tuple[tuple[Word | None, ...], ...] = ()
+
+    def training_pairs(self, pm: PairModel) -> list[tuple[Word, Word]]:
+        """The (source, target) words a column pair was learned from (none if not kept)."""
+        pairs = [(row[pm.source], row[pm.target]) for row in self.rows]
+        return [(s, t) for s, t in pairs if s is not None and t is not None]
 
     def pair(self, source: int | str | None = None, target: int | str | None = None) -> PairModel:
         """The pair model for columns given by index or name (defaults: the only pair)."""
@@ -313,6 +371,38 @@ class Model:
                 f"({', '.join(self.pair_names())})"
             )
         return matches[0]
+
+    # -- the Python API for a model of one column pair (`pair` picks one of several)
+
+    def _only(self) -> PairModel:
+        if len(self.pairs) != 1:
+            raise Error(
+                f"the model has {len(self.pairs)} column pairs ({', '.join(self.pair_names())}): "
+                "pick one with model.pair(source, target)"
+            )
+        return next(iter(self.pairs.values()))
+
+    @property
+    def rules(self) -> dsl.Program:
+        """The program of the model's column pair."""
+        return self._only().rules
+
+    @property
+    def fst(self) -> "pynini.Fst":
+        """The transducer of the model's column pair, its passes composed."""
+        return self._only().fst
+
+    def apply(self, word: str | Sequence[Token]) -> str | Word:
+        """`PairModel.apply` with the model's column pair."""
+        return self._only().apply(word)
+
+    def apply_many(self, words: Iterable[str | Sequence[Token]]) -> list:
+        """`PairModel.apply_many` with the model's column pair."""
+        return self._only().apply_many(words)
+
+    def evaluate(self, pairs: Any, *, errors: int | None = None) -> dict[str, Any]:
+        """`PairModel.evaluate` with the model's column pair."""
+        return self._only().evaluate(pairs, errors=errors)
 
     def pair_names(self) -> list[str]:
         return [f"{self.columns[s]} -> {self.columns[t]}" for s, t in sorted(self.pairs)]
@@ -357,6 +447,7 @@ class Model:
                 }
                 for key, pm in sorted(self.pairs.items())
             ],
+            "rows": [[None if cell is None else " ".join(cell) for cell in row] for row in self.rows],
         }
 
     def save(self, directory: str | Path) -> None:
@@ -424,7 +515,6 @@ def check_limits(problem: "Problem", pairs: Sequence[tuple[int, int]]) -> None:
 def learn_model(
     problem: "Problem",
     options: "Options | None" = None,
-    progress: Callable[[int, int, str], None] | None = None,
     pairs: Iterable[tuple[int, int]] | None = None,
     jobs: int = 1,
 ) -> Model:
@@ -433,8 +523,10 @@ def learn_model(
     `options.time_limit` (seconds) bounds each column pair: alignment, synthesis and
     compilation together. A pair that runs out of time raises `Error` naming it.
     `jobs` > 1 runs each pair's cross-validation folds in that many worker processes
-    (`synthesis.learn`): the same model, sooner. (The learner and the compiler are
-    imported here, not with the module: loading and applying a model needs neither.)
+    (`synthesis.learn`): the same model, sooner. Progress is reported as stage
+    "column pair" (k of n, the pair's name as detail; `fstsynth.progress`). (The learner
+    and the compiler are imported here, not with the module: loading and applying a
+    model needs neither.)
     """
     from fstsynth.alignment import with_vowel_classes
     from fstsynth.compiler import compile_program
@@ -456,8 +548,7 @@ def learn_model(
     learned: dict[tuple[int, int], PairModel] = {}
     for k, (s, t) in enumerate(todo):
         label = f"{problem.columns[s]} -> {problem.columns[t]}"
-        if progress:
-            progress(k, len(todo), label)
+        report("column pair", k, len(todo), label)
         deadline = None if options.time_limit is None else time.monotonic() + options.time_limit
         try:
             result: LearnResult = learn(problem.training_pairs(s, t), features, options, jobs)
@@ -469,10 +560,12 @@ def learn_model(
         learned[(s, t)] = PairModel(
             s, t, result.program, result.cost, result.train_correct, result.train_total,
             compiled.tables(), compiled.transducers, seconds, result.held_out, result.variant,
+            alphabet=alphabet, features=features,
         )
-    if progress:
-        progress(len(todo), len(todo), "done")
-    return Model(problem.columns, features, saved_options(options), alphabet, learned, problem.name)
+    report("column pair", len(todo), len(todo), "done")
+    return Model(
+        problem.columns, features, saved_options(options), alphabet, learned, problem.name, rows=problem.cells
+    )
 
 
 # ------------------------------------------------------------------ loading
@@ -498,24 +591,37 @@ def load_model(directory: str | Path) -> Model:
     The JSON is read as plain data and every field is type-checked; every other file is
     used only if its SHA-256 matches the JSON (the arrays are read without pickle and
     range-checked; the FAR, when needed, first by a child process: see
-    `fstsynth.far.read_far`). Nothing in the files is ever executed. A model replaced
-    while it is read is read again (`LOAD_ATTEMPTS` times at most).
+    `fstsynth.far.read_far`). Nothing in the files is ever executed. The files are
+    read through `fileio.stable_directory`, so a `learn` replacing the model meanwhile
+    cannot make this read one version's JSON and the other's tables; the FAR, read
+    later if at all, is read from `directory` and checked against the JSON's checksum
+    (a model replaced by then: `ModelChangedError`). Where the directory cannot be held
+    so, a model replaced while it is read is read again (`LOAD_ATTEMPTS` times at most).
     """
     directory = Path(directory)
-    json_path = directory / MODEL_JSON
     if not directory.is_dir():
         if directory.exists():
             raise Error(f"{directory}: not a model directory (it is a file)")
         raise Error(f"{directory}: no such model directory")
+    with stable_directory(directory) as stable:
+        try:
+            return _load_model(stable, directory)
+        except UserError as exc:  # name the user's path, not /proc/PID/fd/N
+            raise type(exc)(str(exc).replace(str(stable), str(directory))) from None
+
+
+def _load_model(stable: Path, directory: Path) -> Model:
+    """`load_model`, reading the files through `stable` (see `stable_directory`)."""
     for _ in range(LOAD_ATTEMPTS):
         try:
-            return _load(directory, json_path)
+            return _load(stable, directory)
         except _Changed:
             continue
     raise ModelChangedError(f"{directory}: the model changed while loading, retry")
 
 
-def _load(directory: Path, json_path: Path) -> Model:
+def _load(stable: Path, directory: Path) -> Model:
+    json_path = stable / MODEL_JSON
     try:
         data = json_path.read_bytes()
     except FileNotFoundError:
@@ -550,7 +656,7 @@ def _load(directory: Path, json_path: Path) -> Model:
             f"{json_path}: model format version {version} is newer than this fstsynth "
             f"supports ({FORMAT_VERSION}); upgrade fstsynth"
         )
-    reader = _Reader(directory, json_path, hashlib.sha256(data).hexdigest())
+    reader = _Reader(stable, json_path, hashlib.sha256(data).hexdigest(), directory)
     try:
         return _model_from_json(reader, doc, version)
     except (Error, _Changed):
@@ -569,6 +675,8 @@ class _Reader:
     directory: Path
     json_path: Path
     json_sha256: str
+    # The directory as the user named it: what files read later (the FAR) are read from.
+    named: Path
 
     def read(self, name: str, sha256: str, what: str) -> bytes:
         """The file's bytes; Error if missing or damaged, _Changed if the model was
@@ -663,7 +771,8 @@ def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Mode
             _need(_is_str_list(keys) and len(keys) >= 1, json_path, f"pair {n}: 'far_keys' must list FAR keys")
             tables = program_tables(program, alphabet, features)
         stages = FarStages(
-            reader.directory / far_name, far_sha, tuple(keys), tables.tokens, json_path, reader.json_sha256
+            reader.named / far_name, far_sha, tuple(keys), tables.tokens, reader.named / MODEL_JSON,
+            reader.json_sha256,
         )
         pairs[(s, t)] = PairModel(
             s, t, program, float(entry["cost"]),
@@ -671,10 +780,24 @@ def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Mode
             tables, stages,
             held_out=None if entry.get("held_out") is None else float(entry["held_out"]),
             variant=str(entry.get("variant", "")),
+            alphabet=tuple(alphabet),
+            features=features,
         )
     name_ = doc.get("name", "")
+    rows = doc.get("rows", [])  # absent in models saved before it was kept
+    _need(
+        isinstance(rows, list)
+        and all(
+            isinstance(row, list) and len(row) == len(columns)
+            and all(cell is None or isinstance(cell, str) for cell in row)
+            for row in rows
+        ),
+        json_path,
+        "'rows' must list rows of one word (or null) per column",
+    )
     return Model(
-        tuple(columns), features, dict(opts), tuple(alphabet), pairs, name_ if isinstance(name_, str) else ""
+        tuple(columns), features, dict(opts), tuple(alphabet), pairs, name_ if isinstance(name_, str) else "",
+        rows=tuple(tuple(None if cell is None else tuple(cell.split()) for cell in row) for row in rows),
     )
 
 

@@ -4,21 +4,39 @@ Public API:
     Problem, Word, Features, UNKNOWN
     load_problem(path) -> Problem       (JSON or TSV, by content)
     load_json_problem(path), load_tsv_problem(path)
-    parse_word(text), split_graphemes(text)
+    problem_from_pairs(pairs, name="pairs") -> Problem   (source, target) strings, as a TSV
+    read_pairs(path_or_pairs) -> Problem
+    load_features(path) -> dict, with_features(problem, features, where) -> Problem
+    parse_word(text), split_graphemes(text), WordSplitter(alphabet)(text) -> Word, splitter_for(alphabet)
     Problem.column_pairs(), Problem.training_pairs(s, t), Problem.answer_text(answers)
 
 Every token is NFC-normalized on the way in, so that `é` typed as one code point or as
 `e` + combining accent is the same token everywhere downstream.
+
+Words are tokens separated by spaces. A word written without spaces is split into
+characters (grapheme clusters) or, where the tokens are known (a model's alphabet, the
+tokens a features table names), into the longest known tokens (`WordSplitter`); a JSON
+problem whose cells are unspaced is split so too, with a warning saying so. A problem
+remembers whether it was written with spaces (`Problem.spaced`), and answers are
+written back in its style.
+
+Reading is strict where a slip would silently change what is learned: a TSV whose first
+line looks like a header (`singular<TAB>plural` above spaced words, or in letters none
+of which the rest of the file uses) takes it as the column names, with a warning; a file that
+looks comma-separated is refused saying so; features naming tokens that occur nowhere in
+the data are reported (`with_features`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import logging
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import regex
 
@@ -77,6 +95,47 @@ def parse_word(text: str, *, split_unspaced: bool = False) -> Word:
     return tuple(text.split())
 
 
+def is_spaced(text: str) -> bool:
+    """Whether a word is written as tokens separated by spaces (or is one token)."""
+    return any(ch.isspace() for ch in text.strip())
+
+
+@functools.lru_cache(maxsize=16)
+def splitter_for(alphabet: tuple[Token, ...]) -> "WordSplitter":
+    """The `WordSplitter` of an alphabet, made once (`model.apply` is called word by word)."""
+    return WordSplitter(alphabet)
+
+
+class WordSplitter:
+    """Turns a word as typed into tokens: space-separated tokens as they are; a word
+    without spaces split into the longest tokens of `alphabet` (a model's, or the tokens
+    a problem names), characters (grapheme clusters) elsewhere."""
+
+    def __init__(self, alphabet: Iterable[Token] = ()) -> None:
+        self.alphabet = frozenset(alphabet)
+        # Only tokens of several characters can change a split into characters.
+        self._long = {t for t in self.alphabet if len(split_graphemes(t)) > 1}
+        self._longest = max((len(split_graphemes(t)) for t in self._long), default=1)
+
+    def __call__(self, text: str) -> Word:
+        text = nfc(text).strip()
+        if not text or is_spaced(text):
+            return parse_word(text)
+        graphemes = split_graphemes(text)
+        if not self._long:
+            return graphemes
+        out = []
+        k = 0
+        while k < len(graphemes):
+            for size in range(min(self._longest, len(graphemes) - k), 0, -1):
+                candidate = "".join(graphemes[k : k + size])
+                if size == 1 or candidate in self._long:
+                    out.append(candidate)
+                    k += size
+                    break
+        return tuple(out)
+
+
 @dataclass(frozen=True)
 class Problem:
     """A table of word forms.
@@ -95,6 +154,9 @@ class Problem:
     source: Path | None = None
     document: dict[str, Any] | None = None  # the JSON as read, to write answers back
     directed: bool = False  # a TSV maps source to target only
+    # The cells written without spaces and split into several tokens (characters, or
+    # the longest known tokens): answers in a column of such words are written so too.
+    unspaced: frozenset[tuple[int, int]] = frozenset()
 
     def column_pairs(self) -> list[tuple[int, int]]:
         """Ordered column pairs (s, t), s != t, that have at least one training row."""
@@ -125,21 +187,36 @@ class Problem:
     def alphabet(self) -> set[Token]:
         return {tok for row in self.cells for cell in row if cell for tok in cell}
 
+    def column_spaced(self, column: int) -> bool:
+        """Whether a column's words are written with spaces between tokens: False when
+        every word of several tokens in it was written without."""
+        long_cells = [i for i, row in enumerate(self.cells) if len(row[column] or ()) > 1]
+        return not long_cells or any((i, column) not in self.unspaced for i in long_cells)
+
+    def write_word(self, word: Sequence[Token], column: int) -> str:
+        """A word in its column's style: tokens separated by spaces, or run together."""
+        return (" " if self.column_spaced(column) else "").join(word)
+
     def answer_text(self, answers: Mapping[tuple[int, int], Word]) -> str:
         """The problem file's text with every `?` replaced by its answer, all else as read.
 
         JSON problems keep every other field and cell as they were; TSV problems are
         written back as TSV.
         """
+        styles = [self.column_spaced(j) for j in range(len(self.columns))]
+
+        def join(word: Sequence[Token], column: int) -> str:
+            return (" " if styles[column] else "").join(word)
+
         if self.document is None:
             lines = []
             for i, row in enumerate(self.cells):
                 words = [answers.get((i, j), cell) or () for j, cell in enumerate(row)]
-                lines.append("\t".join(" ".join(w) for w in words))
+                lines.append("\t".join(join(w, j) for j, w in enumerate(words)))
             return "\n".join(lines) + "\n"
         doc = json.loads(json.dumps(self.document))  # deep copy of plain JSON data
         for (i, j), word in answers.items():
-            doc["data"][i][j] = " ".join(word)
+            doc["data"][i][j] = join(word, j)
         return json.dumps(doc, ensure_ascii=False) + "\n"
 
 
@@ -212,7 +289,8 @@ def _parse_json_problem(path: Path, text: str) -> Problem:
     if len(set(columns)) != len(columns):
         dup = next(c for c in columns if columns.count(c) > 1)
         raise Error(f"{path}: duplicate column name {dup!r}")
-    cells: list[tuple[Word | None, ...]] = []
+    features = _parse_features(path, doc.get("features", {}))
+    texts: list[list[str | None]] = []  # each known cell's text; None: `?` or empty
     queries: list[tuple[int, int]] = []
     for i, row in enumerate(data):
         where = f"row {i + 1}"
@@ -228,7 +306,7 @@ def _parse_json_problem(path: Path, text: str) -> Problem:
             raise Error(
                 f"{path}: {where}: has {len(row)} cells, expected {len(columns)} (one per column)"
             )
-        out_row: list[Word | None] = []
+        out_row: list[str | None] = []
         for j, cell in enumerate(row):
             if not isinstance(cell, str):
                 raise Error(
@@ -238,16 +316,16 @@ def _parse_json_problem(path: Path, text: str) -> Problem:
             if cell.strip() == UNKNOWN:
                 queries.append((i, j))
                 out_row.append(None)
-            elif not cell.strip():
-                out_row.append(None)
             else:
-                word = parse_word(cell)
-                _check_tokens(path, f"{where}, column {j + 1}", word)
-                out_row.append(word)
+                out_row.append(nfc(cell).strip() or None)
         if all(c is None for c in out_row) and any(q[0] == i for q in queries):
             raise Error(f"{path}: {where}: every cell is unknown, nothing to predict from")
-        cells.append(tuple(out_row))
-    features = _parse_features(path, doc.get("features", {}))
+        texts.append(out_row)
+    cells, unspaced = _split_json_cells(path, texts, features)
+    for i, row_ in enumerate(cells):
+        for j, word in enumerate(row_):
+            if word is not None:
+                _check_tokens(path, f"row {i + 1}, column {j + 1}", word)
     return Problem(
         name=path.stem,
         columns=tuple(nfc(c) for c in columns),
@@ -257,7 +335,56 @@ def _parse_json_problem(path: Path, text: str) -> Problem:
         kind=doc.get("type") if isinstance(doc.get("type"), str) else None,
         source=path,
         document=doc,
+        unspaced=unspaced,
     )
+
+
+def _split_json_cells(
+    path: Path, texts: Sequence[Sequence[str | None]], features: Mapping[Token, object]
+) -> tuple[tuple[tuple[Word | None, ...], ...], frozenset[tuple[int, int]]]:
+    """The cells as tokens. A cell with spaces is its space-separated tokens. A cell
+    without, of several characters, that is no known token (a token of a spaced cell or
+    of the features) is a word written unspaced: it is split into the longest known
+    tokens and characters, as a TSV's words are, and a warning says so (read as one
+    token, it made one whole-word rule per row and predicted every `?` wrongly)."""
+    known = set(features)
+    for row in texts:
+        for text in row:
+            if text is not None and is_spaced(text):
+                known.update(text.split())
+    splitter = WordSplitter(known)
+    split: list[tuple[int, int, str, Word]] = []
+    cells = []
+    for i, row in enumerate(texts):
+        out: list[Word | None] = []
+        for j, text in enumerate(row):
+            if text is None:
+                out.append(None)
+            elif is_spaced(text) or text in known or len(split_graphemes(text)) == 1:
+                out.append(parse_word(text))
+            else:
+                word = splitter(text)
+                split.append((i, j, text, word))
+                out.append(word)
+        cells.append(tuple(out))
+    if split:
+        i, j, text, word = split[0]
+        spaced_cells = sum(1 for row in texts for t in row if t is not None and is_spaced(t))
+        if spaced_cells:
+            more = f" (and {len(split) - 1} more cells)" if len(split) > 1 else ""
+            log.warning(
+                "%s: row %d, column %d: %r has no spaces between its tokens, unlike other "
+                "cells: read as %r%s", path, i + 1, j + 1, text, " ".join(word), more,
+            )
+        else:
+            log.warning(
+                "%s: the cells have no spaces between tokens: each word is split into "
+                "characters%s, as a TSV's words are (row %d: %r -> %r); separate the "
+                "tokens with spaces to choose them", path,
+                " and the longest tokens the features name" if features else "",
+                i + 1, text, " ".join(word),
+            )
+    return tuple(cells), frozenset((i, j) for i, j, _, _ in split)
 
 
 def _parse_features(path: Path, raw: Any) -> dict[Token, dict[str, bool]]:
@@ -274,15 +401,66 @@ def _parse_features(path: Path, raw: Any) -> dict[Token, dict[str, bool]]:
 
 
 def _parse_tsv_problem(path: Path, text: str) -> Problem:
-    cells: list[tuple[Word | None, ...]] = []
-    queries: list[tuple[int, int]] = []
+    rows: list[tuple[int, list[str]]] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         fields = line.split("\t")
         if len(fields) != 2:
             what = "no tab" if len(fields) == 1 else f"{len(fields)} fields"
-            raise Error(f"{path}: line {lineno}: expected source<TAB>target, found {what}")
+            hint = ""
+            if len(fields) == 1 and "," in line:
+                hint = (
+                    " (it looks comma-separated: fstsynth reads a TSV, the source and the "
+                    "target separated by a tab)"
+                )
+            raise Error(f"{path}: line {lineno}: expected source<TAB>target, found {what}{hint}")
+        rows.append((lineno, fields))
+    columns: tuple[str, ...] = ("source", "target")
+    if len(rows) > 1 and _looks_like_header(rows[0][1], [f for _, f in rows[1:]]):
+        lineno, fields = rows.pop(0)
+        names = tuple(nfc(f).strip() for f in fields)
+        log.warning(
+            "%s: line %d (%s) looks like a header, not a word pair: read as the column "
+            "names (start it with # to make it a comment)", path, lineno, "<TAB>".join(names),
+        )
+        if names[0] != names[1]:
+            columns = names
+    return _directed_problem(path.stem, columns, rows, path)
+
+
+def _looks_like_header(first: Sequence[str], rest: Sequence[Sequence[str]]) -> bool:
+    """Whether a TSV's first line names its columns: two unspaced words of several
+    characters, above lines most of which are written with spaces, or (five lines or
+    more) written in characters none of which another line uses (a word pair shares
+    some with the rest)."""
+    cells = [nfc(f).strip() for f in first]
+    if any(not c or c == UNKNOWN or is_spaced(c) or len(split_graphemes(c)) < 2 for c in cells):
+        return False
+    if 2 * sum(any(is_spaced(c) for c in fields) for fields in rest) > len(rest):
+        return True
+    if len(rest) < 5:
+        return False
+    seen = {
+        g
+        for fields in rest
+        for c in fields
+        if c.strip() != UNKNOWN
+        for g in split_graphemes("".join(nfc(c).split()))
+    }
+    return not seen & {g for c in cells for g in split_graphemes(c)}
+
+
+def _directed_problem(
+    name: str, columns: tuple[str, ...], rows: Iterable[tuple[int, Sequence[str]]], path: Path | None
+) -> Problem:
+    """A source -> target problem from (line number, [source, target]) rows, read as a
+    TSV's: unspaced words split into characters, `?` a target to predict."""
+    where = str(path) if path is not None else name
+    cells: list[tuple[Word | None, ...]] = []
+    unspaced: set[tuple[int, int]] = set()
+    queries: list[tuple[int, int]] = []
+    for lineno, fields in rows:
         row: list[Word | None] = []
         for j, cell in enumerate(fields):
             if cell.strip() == UNKNOWN:
@@ -291,19 +469,108 @@ def _parse_tsv_problem(path: Path, text: str) -> Problem:
                 continue
             word = parse_word(cell, split_unspaced=True)
             if not word:
-                raise Error(f"{path}: line {lineno}: empty {'source' if j == 0 else 'target'}")
-            _check_tokens(path, f"line {lineno}", word)
+                raise Error(f"{where}: line {lineno}: empty {'source' if j == 0 else 'target'}")
+            _check_tokens(Path(where), f"line {lineno}", word)
             row.append(word)
         if row[0] is None:
-            raise Error(f"{path}: line {lineno}: the source cannot be unknown")
+            raise Error(f"{where}: line {lineno}: the source cannot be unknown")
+        for j, (cell, tokens) in enumerate(zip(fields, row)):
+            if tokens is not None and len(tokens) > 1 and not is_spaced(cell):
+                unspaced.add((len(cells), j))
         cells.append(tuple(row))
     if not cells:
-        raise Error(f"{path}: no word pairs found")
+        raise Error(f"{where}: no word pairs found")
     return Problem(
-        name=path.stem,
-        columns=("source", "target"),
+        name=name,
+        columns=columns,
         cells=tuple(cells),
         queries=tuple(queries),
         source=path,
         directed=True,
+        unspaced=frozenset(unspaced),
     )
+
+
+PairsLike = Iterable[Sequence[str]]
+
+
+def problem_from_pairs(pairs: PairsLike, name: str = "pairs") -> Problem:
+    """A source -> target problem from (source, target) pairs, each word a string
+    (tokens separated by spaces, or unspaced: split into characters) or a sequence of
+    tokens; read as a TSV's lines are (a target `?` is to predict). Errors name the pair
+    by its number, as `line N`."""
+    rows = []
+    for n, pair in enumerate(pairs, start=1):
+        if isinstance(pair, str) or len(pair) != 2:
+            raise Error(f"{name}: pair {n}: expected (source, target), got {pair!r}")
+        fields = [cell if isinstance(cell, str) else " ".join(cell) for cell in pair]
+        if any("\t" in cell or "\n" in cell for cell in fields):
+            raise Error(f"{name}: pair {n}: a word may not contain a tab or a line break")
+        rows.append((n, fields))
+    return _directed_problem(name, ("source", "target"), rows, None)
+
+
+def read_pairs(pairs: str | Path | PairsLike, name: str = "pairs") -> Problem:
+    """A problem from a path (a TSV or problem file) or from (source, target) pairs."""
+    if isinstance(pairs, (str, Path)):
+        return load_problem(pairs)
+    return problem_from_pairs(pairs, name)
+
+
+def load_features(path: str | Path) -> dict[Token, dict[str, bool]]:
+    """A features file: JSON mapping each token to {feature: true/false}."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except FileNotFoundError:
+        raise Error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise Error(f"{path}: is a directory, not a features file") from None
+    except UnicodeDecodeError:
+        raise Error(f"{path}: not valid UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise Error(f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:  # lists nested thousands deep
+        raise Error(f"{path}: not a features file: nested too deeply") from None
+    if not isinstance(raw, dict) or not all(
+        isinstance(v, dict) and all(isinstance(b, bool) for b in v.values()) for v in raw.values()
+    ):
+        raise Error(f"{path}: features must map each token to {{feature: true/false}}")
+    return {nfc(tok): {nfc(k): b for k, b in feats.items()} for tok, feats in raw.items()}
+
+
+def _some(tokens: Sequence[str], shown: int = 10) -> str:
+    return ", ".join(tokens[:shown]) + (f", ... ({len(tokens)} in all)" if len(tokens) > shown else "")
+
+
+def with_features(problem: Problem, features: Features, where: str) -> Problem:
+    """The problem with `features` (read from `where`) added to its own.
+
+    A features table may well name more tokens than the data uses (a whole inventory).
+    But when it names tokens the data never uses while tokens of the data get no
+    features from it, the two are likely split differently (`tʃ` against `t ʃ`, `aː`
+    against `a ː`): a warning lists both. When none of the tokens it names occurs in the
+    data it would change nothing: an error."""
+    if not features:
+        return problem
+    alphabet = problem.alphabet()
+    data = problem.source or problem.name
+    absent = sorted(tok for tok in features if tok not in alphabet)
+    if absent and len(absent) == len(features):
+        raise Error(
+            f"{where}: none of the {len(features)} tokens it names occurs in {data} "
+            f"(such as {absent[0]!r}); are the words split into the same tokens?"
+        )
+    uncovered = sorted(tok for tok in alphabet if tok not in features)
+    if absent and uncovered:
+        log.warning(
+            "%s: names tokens that occur nowhere in %s (%s) while tokens of the data get no "
+            "features from it (%s); are the words split into the same tokens?",
+            where, data, _some(absent), _some(uncovered),
+        )
+    elif absent:
+        log.info("%s: %d token(s) it names occur nowhere in %s: %s", where, len(absent), data, _some(absent))
+    merged = {tok: dict(f) for tok, f in problem.features.items()}
+    for tok, f in features.items():
+        merged.setdefault(tok, {}).update(f)
+    return dataclasses.replace(problem, features=merged)

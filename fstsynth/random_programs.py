@@ -143,8 +143,10 @@ def learn_back(
 ) -> dict[str, Any]:
     """Self-consistency for one seed: a random program makes `n_train` pairs (by the
     interpreter), the learner (default options) learns them back; reports whether the
-    learned program reproduces every training pair and its agreement with the original
+    learned program, run by the interpreter, reproduces every training pair (and
+    whether the learner's own count says the same), and its agreement with the original
     on `n_heldout` other random words."""
+    from fstsynth.dsl import to_json as dsl_to_json
     from fstsynth.interpreter import run
     from fstsynth.synthesis import Options, learn
 
@@ -157,12 +159,16 @@ def learn_back(
     result = learn(pairs, FEATURES, Options())
     seconds = time.perf_counter() - started
     agree = sum(run(result.program, w, FEATURES) == run(program, w, FEATURES) for w in heldout)
+    reproduced = sum(run(result.program, s, FEATURES) == t for s, t in pairs)
     return {
         "seed": seed,
         "program": str(program),
         "learned": str(result.program),
         "changed_pairs": sum(s != t for s, t in pairs),
-        "train_reproduced": result.train_correct == len(pairs),
+        "learned_json": dsl_to_json(result.program),
+        # Checked by running the learned program, not by trusting the learner's count.
+        "train_reproduced": reproduced == len(pairs),
+        "learner_count_right": result.train_correct == reproduced,
         "heldout_agreement": agree / len(heldout),
         "seconds": seconds,
     }

@@ -2,7 +2,7 @@
 
 Public API:
     CellAnswer, SolveReport
-    solve_problem(problem, options, check=False, progress=None) -> SolveReport
+    solve_problem(problem, options, check=False) -> SolveReport
     best_guess(row), fallback_report(problem)   (answers when nothing can be learned)
     write_answers(problem, report, out_dir) -> Path
     choose_source(model, row, target) -> PairModel | None
@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 from fstsynth.fileio import atomic_write_text
 from fstsynth.model import Model, PairModel, learn_model
@@ -132,11 +132,10 @@ def solve_problem(
     options: Options = Options(),
     *,
     check: bool = False,
-    progress: Callable[[int, int, str], None] | None = None,
 ) -> SolveReport:
     started = time.perf_counter()
     pairs = needed_pairs(problem)
-    model = learn_model(problem, options, progress, pairs=pairs) if pairs else None
+    model = learn_model(problem, options, pairs=pairs) if pairs else None
     learned = time.perf_counter()
     answers = []
     for i, j in problem.queries:

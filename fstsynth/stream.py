@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable, Iterator, Sequence
+from collections import Counter
+from itertools import chain
+from typing import TYPE_CHECKING, BinaryIO, Callable, Container, Iterable, Iterator, Sequence
 
 from fstsynth.errors import UserError
 from fstsynth.types import Token, Word
@@ -105,6 +107,16 @@ class Predicted:
 
     def texts(self, sep: str = " ") -> list[str]:
         return self._spread(self._model.predict_texts(self._words, sep))
+
+    def unseen(self, alphabet: Container[Token]) -> Counter:
+        """Each token of the batch not in `alphabet`, with the number of lines it is in
+        (one set of all tokens first: most batches have none)."""
+        found: Counter = Counter()
+        if all(tok in alphabet for tok in set(chain.from_iterable(self._words))):
+            return found
+        for word in self.words:
+            found.update({tok for tok in word if tok not in alphabet})
+        return found
 
 
 def words_of(lines: list[str], split: Callable[[str], Word]) -> list[Sequence[Token]]:

@@ -47,6 +47,7 @@ def benchmark_models():
     models = {}
     for path in benchmark_problems():
         problem = load_problem(path)
-        options = Options() if os.environ.get("FSTSYNTH_BENCHMARK_DEFAULTS") == "1" else Options(variant="token", tiers=False)
+        defaults = os.environ.get("FSTSYNTH_BENCHMARK_DEFAULTS") == "1"
+        options = Options() if defaults else Options(variant="token", tiers=False)
         models[path.stem] = (problem, learn_model(problem, options))
     return models

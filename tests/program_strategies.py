@@ -8,11 +8,12 @@ Public API:
 Used by `tests/test_equivalence.py` (a short seeded run in the suite) and by
 `scripts/fuzz_equivalence` (the long run). A case draws a small alphabet from a pool
 that includes multi-character tokens and characters that mean something in FST string
-syntax (`[`, `]`, `\\`), random boolean features, a program of 1-3 passes using every
-predicate and transformation type of `fstsynth.dsl` (offsets within +-3, `Not`,
-boundary tests, multi-token outputs, copies, and `TransformationApplied` tags naming
-transformations of the previous pass), and words that include the empty word, one-token
-words, and tokens the compiled model has never seen.
+syntax (`[`, `]`, `\\`), random boolean features (each token has some, all or none of
+them), a program of 1-3 passes using every predicate and transformation type of
+`fstsynth.dsl` (offsets within +-3, `Not`, boundary tests, multi-token outputs, copies,
+and `TransformationApplied` tags naming transformations of the previous pass, or any
+transformation, often one of the same kind as the previous pass's), and words that
+include the empty word, one-token words, and tokens the compiled model has never seen.
 
 The law checked: for every word w,
 `compiled.apply(w) == interpreter.run(program, compiled.map_unknown(w), features)`.
@@ -109,6 +110,21 @@ def _transformation(draw: st.DrawFn, alphabet: tuple[str, ...]) -> Transformatio
     return Delete() if kind == "Delete" else Identity()
 
 
+def _sibling(draw: st.DrawFn, tag: Transformation, alphabet: tuple[str, ...]) -> Transformation:
+    """A transformation of the same kind as `tag` with other arguments, where it has any."""
+    if isinstance(tag, ReplaceBy):
+        if draw(_bool):
+            return ReplaceBy(_pick(draw, alphabet), tag.target)
+        return ReplaceBy(tag.source, _tokens(draw, alphabet, 0))
+    if isinstance(tag, ReplaceAnyBy):
+        return ReplaceAnyBy(_tokens(draw, alphabet, 1))
+    if isinstance(tag, Insert):
+        return Insert(_tokens(draw, alphabet, 1))
+    if isinstance(tag, (CopyReplace, CopyInsert)):
+        return type(tag)(draw(_offset))
+    return _transformation(draw, alphabet)
+
+
 def _predicate(
     draw: st.DrawFn, alphabet: tuple[str, ...], tags: tuple[Transformation, ...]
 ) -> dsl.Predicate:
@@ -126,6 +142,14 @@ def _predicate(
     elif kind == "TierIs":
         index = offset if offset else 1
         pred = TierIs(_pick(draw, FEATURE_NAMES), _pick(draw, FEATURE_NAMES + (BOUNDARY,)), index)
+    elif draw(_bool):
+        # Not one of the previous pass's transformations: a sibling of one of them (same
+        # kind, other tokens or offset) or any transformation. It must not match where
+        # the previous pass applied its sibling: a tag is the whole transformation, not
+        # its kind.
+        tag = _pick(draw, tags)
+        other = _sibling(draw, tag, alphabet) if draw(_bool) else _transformation(draw, alphabet)
+        pred = TransformationApplied(other, offset)
     else:
         pred = TransformationApplied(_pick(draw, tags), offset)
     for _ in range(draw(_small[2]) % 3 if draw(_bool) else 0):
@@ -149,6 +173,12 @@ def _program(draw: st.DrawFn, alphabet: tuple[str, ...]) -> Program:
             )
             for _ in range(draw(_small[4]))
         )
+        if previous and draw(_bool):
+            # First, often, a rule reading the tag of a sibling of a transformation the
+            # previous pass applied (same kind, other arguments): it must not fire there.
+            sibling = _sibling(draw, _pick(draw, previous), tokens)
+            test = TransformationApplied(sibling, draw(_small[2]) - 1)
+            rules = (Rule((test,), _transformation(draw, tokens)), *rules)
         passes.append(Pass(rules))
         previous = tuple(dict.fromkeys(r.transformation for r in rules))
     return Program(tuple(passes))
@@ -169,8 +199,9 @@ def programs(draw: st.DrawFn, alphabet: tuple[str, ...]) -> Program:
 def cases(draw: st.DrawFn, words_per_case: int = 12) -> Case:
     pool = list(TOKEN_POOL)
     alphabet = tuple(sorted({_pick(draw, tuple(pool)) for _ in range(1 + draw(_small[3]))}))
+    # Partial feature sets: a token may have some features and not others (or none).
     features = {
-        tok: {name: draw(_bool) for name in FEATURE_NAMES}
+        tok: {name: draw(_bool) for name in FEATURE_NAMES if draw(_bool)}
         for tok in alphabet
         if draw(_bool)
     }

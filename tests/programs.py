@@ -83,6 +83,10 @@ PROGRAMS: dict[str, Program] = {
             Pass((Rule((), _h), Rule((IsToken(BOUNDARY, 1),), Insert(("a",))))),
             Pass(
                 (
+                    # A tag is the whole transformation: pass 1 made "a" with Insert(a),
+                    # never with Insert(u) or ReplaceBy(t, h), so these two never fire.
+                    Rule((TransformationApplied(Insert(("u",)), 0),), Delete()),
+                    Rule((TransformationApplied(ReplaceBy("t", ("h",)), 0),), Delete()),
                     Rule((TransformationApplied(_h, 1),), Insert(("s",))),
                     Rule((Not(TransformationApplied(Identity(), 0)), IsToken("a", 0)), ReplaceAnyBy(("u",))),
                     Rule((TransformationApplied(Insert(("a",)), 0), Not(IsToken("a", 0))), CopyInsert(-1)),

@@ -115,3 +115,141 @@ def test_missing_model_and_bad_variant(tmp_path):
     assert result.exit_code == 2 and "no such model directory" in result.output
     result = invoke("learn", DATA / "plural.tsv", "-o", tmp_path / "m", "--variant", "fancy")
     assert result.exit_code == 2 and "variant must be one of" in result.output
+
+
+# ------------------------------------------------------------------ evaluate
+
+
+def test_evaluate_prints_the_figures_and_the_errors_with_their_rules(plural_model, tmp_path):
+    result = invoke("evaluate", plural_model, DATA / "plural-test.tsv", "--json", tmp_path / "e.json", "--errors", "1")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[:5] == [
+        "words   12",
+        "correct 10",
+        "Exact   83.33%",
+        "WER     16.67%",
+        "PER     5.56%  (3 token edits / 54 target tokens)",
+    ]
+    assert lines[5] == "errors (first 1 of 2):"
+    assert lines[6] == "  f ʊ t: predicted f ʊ t s, expected f iː t (2 edits)"
+    assert lines[7].startswith("    pass 1, at 3 (t): rule ") and lines[7].endswith("=>  t s")
+    figures = json.loads((tmp_path / "e.json").read_text(encoding="utf-8"))
+    assert {"words", "correct", "exact", "wer", "per", "errors"} <= set(figures)
+    assert (figures["words"], figures["correct"], len(figures["errors"])) == (12, 10, 2)  # JSON: every error
+
+
+def test_evaluate_bad_gold_is_exit_2(plural_model, tmp_path):
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("k a t\n", encoding="utf-8")
+    result = invoke("evaluate", plural_model, gold)
+    assert result.exit_code == 2 and f"{gold}: line 1: expected source<TAB>target" in result.stderr
+
+
+# ------------------------------------------------------------------ apply's input and output
+
+
+def test_apply_format_tsv_and_join(plural_model):
+    result = invoke("apply", plural_model, "--format", "tsv", "p ɪ g", "bʌs")
+    assert result.stdout.splitlines() == ["p ɪ g\tp ɪ g z", "bʌs\tb ʌ s ɪ z"]
+    result = invoke("apply", plural_model, "--join", "p ɪ g", "bʌs")
+    assert result.stdout.splitlines() == ["pɪgz", "bʌsɪz"]
+    result = invoke("apply", plural_model, "--format", "tsv", "--join", "kiːp")
+    assert result.stdout == "kiːp\tkiːps\n"
+    assert invoke("apply", plural_model, "--format", "xml", "a").exit_code == 2
+
+
+def test_apply_skips_comments_and_reads_the_source_of_tsv_lines(plural_model):
+    piped = "# words to try\np ɪ g\tp ɪ g z\nb ʌ s\n"
+    result = invoke("apply", plural_model, input=piped)
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == ["p ɪ g z", "b ʌ s ɪ z"]
+    assert result.stderr.splitlines() == [
+        "fstsynth: warning: <stdin>: line 2 has a tab: the word is its first field (the source); "
+        "to score source<TAB>target lines use `fstsynth evaluate MODEL FILE`"
+    ]
+
+
+def test_apply_warns_of_tokens_never_seen_in_training(plural_model):
+    result = invoke("apply", plural_model, "ʔ a q", "b a ʔ", "k a t")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == ["ʔ a q s", "b a ʔ s", "k a t s"]  # as documented
+    assert result.stderr == (
+        "fstsynth: warning: tokens never seen in training: ʔ (2 words), q (1 word); the model "
+        "reads them as <unk> (README: Tokens the model has never seen)\n"
+    )
+    assert invoke("apply", plural_model, "k a t").stderr == ""
+
+
+# ------------------------------------------------------------------ learn and solve: what they read
+
+
+def test_learn_takes_a_header_line_as_the_column_names(tmp_path):
+    lines = (DATA / "plural.tsv").read_text(encoding="utf-8")
+    path = tmp_path / "with-header.tsv"
+    path.write_text("singular\tplural\n" + lines, encoding="utf-8")
+    result = invoke("learn", path, "--features", DATA / "plural-features.json", "-o", tmp_path / "m")
+    assert result.exit_code == 0, result.output
+    assert "line 1 (singular<TAB>plural) looks like a header" in result.stderr
+    assert "singular -> plural: rules per pass [3], training pairs reproduced 20/20" in result.stdout
+    assert invoke("apply", tmp_path / "m", "p ɪ g").stdout == "p ɪ g z\n"
+
+
+def test_learn_refuses_a_csv_saying_so(tmp_path):
+    path = tmp_path / "plural.tsv"
+    path.write_text("kat,kats\ndog,dogs\n", encoding="utf-8")
+    result = invoke("learn", path, "-o", tmp_path / "m")
+    assert result.exit_code == 2 and "it looks comma-separated" in result.stderr
+
+
+def test_learn_warns_of_features_for_tokens_the_data_splits_otherwise(tmp_path):
+    path = tmp_path / "p.tsv"
+    path.write_text("t ʃ a\tt ʃ a s\nk a\tk a s\n", encoding="utf-8")
+    features = tmp_path / "f.json"
+    features.write_text(json.dumps({"tʃ": {"cons": True}, "a": {"vowel": True}}), encoding="utf-8")
+    result = invoke("learn", path, "--features", features, "-o", tmp_path / "m")
+    assert result.exit_code == 0
+    assert f"{features}: names tokens that occur nowhere in {path} (tʃ)" in result.stderr
+    features.write_text(json.dumps({"tʃ": {"cons": True}}), encoding="utf-8")
+    result = invoke("learn", path, "--features", features, "-o", tmp_path / "m2")
+    assert result.exit_code == 2 and "none of the 1 tokens it names occurs in" in result.stderr
+
+
+def test_solve_splits_unspaced_json_cells_and_answers_in_kind(tmp_path):
+    # Read as one token per word, each row made its own whole-word rule and every `?`
+    # was answered wrongly.
+    problem = tmp_path / "suffix.json"
+    rows = [["kitap", "kitaplar"], ["ev", "evlar"], ["okul", "okullar"], ["masa", "masalar"],
+            ["kalem", "?"], ["dost", "?"]]
+    problem.write_text(json.dumps({"columns": ["sg", "pl"], "data": rows}), encoding="utf-8")
+    result = invoke("solve", problem, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "the cells have no spaces between tokens" in result.stderr
+    answered = json.loads((tmp_path / "out" / "suffix.json").read_text(encoding="utf-8"))
+    assert answered["data"][4:] == [["kalem", "kalemlar"], ["dost", "dostlar"]]
+
+
+def test_learn_hints_at_features_when_the_program_is_long_for_its_data(plural_model, tmp_path):
+    result = invoke("learn", DATA / "plural.tsv", "-o", tmp_path / "m")
+    assert result.exit_code == 0
+    hint = [line for line in result.stdout.splitlines() if line.strip().startswith("hint:")]
+    assert len(hint) == 1 and "a features file" in hint[0] and "README: Features" in hint[0]
+    features = DATA / "plural-features.json"
+    assert "hint:" not in invoke("learn", DATA / "plural.tsv", "--features", features, "-o", tmp_path / "f").stdout
+
+
+# ------------------------------------------------------------------ progress
+
+
+def test_learn_progress_lines_and_quiet(tmp_path, monkeypatch):
+    from fstsynth import console
+
+    # Lines start at once (not after the usual two seconds) so that this quick run shows them.
+    monkeypatch.setattr(console.ProgressView.__init__, "__defaults__", (None, None, 10.0, 0.0))
+    result = invoke("learn", DATA / "paradigm.json", "-o", tmp_path / "m", "--variant", "feature")
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("fstsynth: [1/6] stem -> my stem")
+    assert any(line.startswith("fstsynth: [6/6] in stem -> my stem") for line in lines)
+    quiet = invoke("learn", DATA / "paradigm.json", "-o", tmp_path / "q", "--variant", "feature", "--quiet")
+    assert quiet.exit_code == 0 and quiet.stderr == ""

@@ -121,9 +121,31 @@ def test_parse_tokens_with_quotes_and_unicode():
         ('IfThen(IsToken(w, "a", 0), Insert(x, "b")', "index 41: expected ')'"),
         ("Explode(x)", "expected a transformation name"),
         ('IsToken(w, "a", one)', "expected an integer"),
+        ("CopyInsert(x, ", "index 14: expected an integer"),  # the text ends where a number should be
         ("Delete(x) trailing", "expected the end of the text"),
     ],
 )
 def test_parse_errors_say_where(text, where):
     with pytest.raises(dsl.ParseError, match=where.replace("(", r"\(").replace(")", r"\)")):
         dsl.parse(text)
+
+
+def test_prints_tokens_as_they_are_written():
+    """Rules are shown to linguists and ranked by their text: IPA stays IPA, not \\u escapes."""
+    assert str(IsToken("ŋ", 0)) == 'IsToken(w, "ŋ", 0)'
+    assert str(ReplaceBy("t͡ʃ", ("ʃ", "ː"))) == 'ReplaceBy(x, "t͡ʃ", "ʃ ː")'
+    assert str(Insert(("é",))) == 'Insert(x, "é")'
+
+
+@pytest.mark.parametrize(
+    "text, node", [('IsToken(w, "a", +2)', IsToken("a", 2)), ("CopyInsert(x, -3)", CopyInsert(-3))]
+)
+def test_parse_signed_offsets(text, node):
+    assert dsl.parse(text) == node
+
+
+def test_from_json_quotes_the_bad_node_briefly():
+    bad = {"type": 5, "note": "x" * 200}
+    with pytest.raises(dsl.Error) as caught:
+        dsl.from_json(bad)
+    assert str(caught.value) == f"expected a DSL node object with a 'type', got {str(bad)[:60]!r}"

@@ -82,3 +82,22 @@ def test_time_limit_stops_alignment_of_long_words():
     with pytest.raises(Error, match=r"^long: column pair s -> t: time limit reached while learning"):
         learn_model(problem, Options(time_limit=1.0))
     assert time.monotonic() - started < 1.0 + 8
+
+
+def test_the_command_line_has_a_default_time_limit_that_0_lifts(tmp_path, monkeypatch):
+    from fstsynth import api, cli
+
+    seen = []
+    real = api.learn_model
+
+    def learn_model_(problem, options, *args, **kwargs):
+        seen.append(options.time_limit)
+        return real(problem, options, *args, **kwargs)
+
+    monkeypatch.setattr(api, "learn_model", learn_model_)
+    plural = cli.Path(__file__).parent.parent / "data" / "plural.tsv"
+    for extra in ([], ["--time-limit", "0"], ["--time-limit", "2.5"]):
+        result = runner.invoke(app, ["learn", str(plural), "-o", str(tmp_path / "m"), "--variant", "token", *extra])
+        assert result.exit_code == 0, result.output
+    assert seen == [cli.DEFAULT_TIME_LIMIT, None, 2.5]
+    assert cli.DEFAULT_TIME_LIMIT == 600  # the README's Limits table says so

@@ -40,17 +40,32 @@ def test_dsl_type_lists_match_the_unions():
     assert set(dsl.TRANSFORMATION_TYPES) == set(typing.get_args(dsl.Transformation))
 
 
-def test_boundary_in_the_corpus():
-    # Boundary tests on both sides and the start position are the risky compiler cases.
-    offsets = set()
+def _token_tests() -> list[dsl.IsToken]:
+    """Every IsToken test of the corpus (under a Not or not)."""
+    tests = []
     for program in PROGRAMS.values():
         for p in program.passes:
             for r in p.rules:
                 for pred in r.predicates:
                     inner = pred.predicate if isinstance(pred, dsl.Not) else pred
-                    if isinstance(inner, dsl.IsToken) and inner.token is dsl.BOUNDARY:
-                        offsets.add(inner.offset)
+                    if isinstance(inner, dsl.IsToken):
+                        tests.append(inner)
+    return tests
+
+
+def test_boundary_in_the_corpus():
+    # Boundary tests on both sides and the start position are the risky compiler cases.
+    offsets = {t.offset for t in _token_tests() if t.token is dsl.BOUNDARY}
     assert {-1, 0, 1} <= offsets
+
+
+def test_every_token_a_rule_tests_is_in_the_corpus_alphabet():
+    """test_equivalence.py runs every short word over the corpus's alphabet: a token a
+    rule tests but missing from it would never be tried."""
+    from programs import ALPHABET
+
+    tested = {t.token for t in _token_tests() if t.token is not dsl.BOUNDARY}
+    assert tested and tested <= set(ALPHABET), tested - set(ALPHABET)
 
 
 def test_importing_the_library_leaves_the_root_logger_alone():

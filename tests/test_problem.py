@@ -119,3 +119,118 @@ def test_shipped_examples_load():
     for path in sorted(problems) + sorted(DATA.glob("*.tsv")):
         problem = load_problem(path)
         assert problem.column_pairs(), path
+
+
+# ---------------------------------------------------------------- no silent surprises
+# Each of these read without a word of warning before, and learned the wrong thing.
+
+
+def test_unspaced_json_cells_are_split_into_characters_with_a_warning(tmp_path, caplog):
+    path = write(tmp_path, "p.json", doc([["kitap", "kitaplar"], ["ev", "evler"], ["okul", "?"]]))
+    problem = load_problem(path)
+    assert problem.cells[0] == (tuple("kitap"), tuple("kitaplar"))
+    assert problem.cells[2] == (tuple("okul"), None)
+    assert "no spaces between tokens" in caplog.text and "'kitap' -> 'k i t a p'" in caplog.text
+    # Answers are written as the cells were: without spaces.
+    answered = json.loads(problem.answer_text({(2, 1): tuple("okullar")}))
+    assert answered["data"][2] == ["okul", "okullar"]
+
+
+def test_unspaced_json_cells_use_the_tokens_the_features_name(tmp_path):
+    path = write(tmp_path, "p.json", doc([["tʃaj", "tʃajlar"], ["at", "atlar"]], features={"tʃ": {"cons": True}}))
+    assert load_problem(path).cells[0] == (("tʃ", "a", "j"), ("tʃ", "a", "j", "l", "a", "r"))
+
+
+def test_an_unspaced_cell_among_spaced_ones_is_split_into_known_tokens(tmp_path, caplog):
+    path = write(tmp_path, "p.json", doc([["tʃ a j", "tʃ a j l a r"], ["tʃat", "?"], ["a", "a l a r"]]))
+    problem = load_problem(path)
+    assert problem.cells[1][0] == ("tʃ", "a", "t")
+    assert problem.cells[2][0] == ("a",)  # one character: one token, nothing to say
+    assert "row 2, column 1: 'tʃat' has no spaces between its tokens" in caplog.text
+    # Spaced columns stay spaced in the answers.
+    assert json.loads(problem.answer_text({(1, 1): ("tʃ", "a", "t")}))["data"][1][1] == "tʃ a t"
+
+
+def test_spaced_json_cells_are_read_as_before(tmp_path, caplog):
+    path = write(tmp_path, "p.json", doc([["k a t", "k a t s"], ["a", "b"]]))
+    assert load_problem(path).cells == ((("k", "a", "t"), ("k", "a", "t", "s")), (("a",), ("b",)))
+    assert caplog.text == ""
+
+
+def test_a_tsv_header_above_spaced_words_names_the_columns(tmp_path, caplog):
+    path = write(tmp_path, "p.tsv", "singular\tplural\nk a t\tk a t s\nd ɔ g\td ɔ g z\n")
+    problem = load_problem(path)
+    assert problem.columns == ("singular", "plural")
+    assert problem.cells == ((tuple("kat"), tuple("kats")), (tuple("dɔg"), tuple("dɔgz")))
+    assert "line 1 (singular<TAB>plural) looks like a header" in caplog.text
+
+
+def test_a_tsv_header_in_letters_the_words_never_use(tmp_path, caplog):
+    rows = ["кот\tкоты", "дом\tдома", "сад\tсады", "лес\tлеса", "мир\tмиры"]
+    path = write(tmp_path, "p.tsv", "\n".join(["word\tplural", *rows]) + "\n")
+    problem = load_problem(path)
+    assert problem.columns == ("word", "plural") and len(problem.cells) == 5
+    assert "looks like a header" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "kat\tkats\ndog\tdogs\npen\tpens\n",  # unspaced words throughout
+        "k a t\tk a t s\nd o g\td o g z\n",  # spaced throughout
+        "kat\tk a t\ndog\td o g\n",  # spelling to spaced sounds: the first line is data
+        "qix\tqixes\nkat\tkats\ndog\tdogs\npen\tpens\ncup\tcups\nhat\thats\n",  # rare letters
+    ],
+)
+def test_a_first_line_like_the_others_is_a_word_pair(tmp_path, caplog, content):
+    problem = load_problem(write(tmp_path, "p.tsv", content))
+    assert problem.columns == ("source", "target")
+    assert len(problem.cells) == content.count("\n")
+    assert "header" not in caplog.text
+
+
+def test_a_csv_given_as_tsv_is_refused_saying_so(tmp_path):
+    path = write(tmp_path, "p.tsv", "singular,plural\nkat,kats\n")
+    with pytest.raises(Error, match=r"line 1: expected source<TAB>target, found no tab \(it looks comma-separated"):
+        load_problem(path)
+
+
+def test_features_naming_tokens_absent_from_the_data(tmp_path, caplog):
+    from fstsynth.problem import with_features
+
+    problem = load_problem(write(tmp_path, "p.tsv", "t ʃ a\tt ʃ a s\nk a\tk a s\n"))
+    # The features write the affricate as one token, the data as two: a warning names both.
+    merged = with_features(problem, {"tʃ": {"cons": True}, "k": {"cons": True}, "a": {"vowel": True}}, "f.json")
+    assert merged.features["k"] == {"cons": True}
+    assert "f.json: names tokens that occur nowhere in" in caplog.text
+    assert "(tʃ) while tokens of the data get no features from it (s, t, ʃ)" in caplog.text
+    # Naming only tokens the data never uses would change nothing: an error.
+    with pytest.raises(Error, match=r"f.json: none of the 1 tokens it names occurs in .*p.tsv"):
+        with_features(problem, {"tʃ": {"cons": True}}, "f.json")
+
+
+def test_a_features_table_of_a_whole_inventory_is_no_warning(tmp_path, caplog):
+    from fstsynth.problem import with_features
+
+    problem = load_problem(write(tmp_path, "p.tsv", "k a\tk a s\n"))
+    with_features(problem, {t: {"x": True} for t in "kaseiou"}, "f.json")
+    assert caplog.text == ""
+
+
+def test_problem_from_pairs_reads_like_a_tsv():
+    from fstsynth.problem import problem_from_pairs
+
+    problem = problem_from_pairs([("k a t", "k a t s"), ("dɔg", "dɔgz"), (("b", "u"), "?")])
+    assert problem.cells == ((tuple("kat"), tuple("kats")), (tuple("dɔg"), tuple("dɔgz")), (("b", "u"), None))
+    assert problem.queries == ((2, 1),) and problem.directed
+    with pytest.raises(Error, match="pair 2: expected"):
+        problem_from_pairs([("a", "b"), ("c",)])
+
+
+def test_word_splitter_prefers_the_longest_known_tokens():
+    from fstsynth.problem import WordSplitter
+
+    split = WordSplitter(["t", "ʃ", "tʃ", "a", "aː"])
+    assert split("tʃaːt") == ("tʃ", "aː", "t")
+    assert split("t ʃ a") == ("t", "ʃ", "a")  # spaced: as given
+    assert WordSplitter([])("tʃa") == ("t", "ʃ", "a")

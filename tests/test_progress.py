@@ -1,5 +1,9 @@
-"""The progress reports reach the listener installed around a call, and no one else."""
+"""The progress reports reach the listener installed around a call, and no one else;
+the command line draws them as a bar on a terminal, as lines elsewhere."""
 
+import io
+
+from fstsynth import console
 from fstsynth.progress import Step, listening, report
 
 
@@ -13,3 +17,83 @@ def test_reports_reach_the_listener_only_inside_its_block():
         report("aligning")
     report("after")
     assert seen == [Step("compiling rule", 2, 5, "a -> b"), Step("aligning")]
+
+
+# ---------------------------------------------------------------- drawing the reports
+
+
+def _run(view: console.ProgressView, steps: list[Step], clock: list[float]) -> None:
+    """Feed `steps` to `view`, the clock advancing by the seconds between them."""
+    with listening(view):
+        for step in steps:
+            if isinstance(step, (int, float)):
+                clock[0] += step
+            else:
+                report(step.stage, step.done, step.total, step.detail)
+
+
+STEPS = [
+    Step("column pair", 0, 2, "stem -> in stem"),
+    Step("aligning", 0, 14),
+    Step("aligning", 7, 14),
+    Step("synthesizing pass 1"),
+    Step("compiling rule", 1, 3, "∅ -> d a / _ #"),
+    1.0,
+    Step("compiling rule", 2, 3),
+    12.0,
+    Step("compiling rule", 3, 3),
+    Step("column pair", 1, 2, "in stem -> stem"),
+    Step("aligning", 0, 14),
+    Step("column pair", 2, 2, "done"),
+]
+
+
+def test_plain_lines_say_where_the_run_is_and_repeat_a_stage_only_now_and_then(monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr(console.time, "monotonic", lambda: clock[0])
+    out = io.StringIO()
+    view = console.ProgressView(out, terminal=False, interval=10.0, delay=0.0)
+    _run(view, STEPS, clock)
+    assert out.getvalue().splitlines() == [
+        "fstsynth: [1/2] stem -> in stem  [0s]",
+        "fstsynth: [1/2] stem -> in stem: aligning 0/14  [0s]",
+        "fstsynth: [1/2] stem -> in stem: synthesizing pass 1  [0s]",
+        "fstsynth: [1/2] stem -> in stem: compiling rule 1/3 (∅ -> d a / _ #)  [0s]",
+        # rule 2/3 came a second later: the same stage, not repeated; rule 3/3 13 s later is.
+        "fstsynth: [1/2] stem -> in stem: compiling rule 3/3  [13s]",
+        "fstsynth: [2/2] in stem -> stem  [13s]",
+        "fstsynth: [2/2] in stem -> stem: aligning 0/14  [13s]",
+    ]
+
+
+def test_plain_lines_wait_out_the_delay(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(console.time, "monotonic", lambda: clock[0])
+    out = io.StringIO()
+    view = console.ProgressView(out, terminal=False, delay=2.0)
+    _run(view, STEPS[:6] + [1.5] + STEPS[6:], clock)  # the first reports come in the first second
+    assert out.getvalue().splitlines()[0] == "fstsynth: [1/2] stem -> in stem: compiling rule 2/3  [2s]"
+
+
+def test_the_terminal_bar_shows_pairs_stage_and_count():
+    out = io.StringIO()
+    view = console.ProgressView(out, terminal=True)
+    view.start()
+    try:
+        with listening(view):
+            report("column pair", 0, 2, "stem -> in stem")
+            report("compiling rule", 2, 5, "∅ -> d a / _ #")
+            view._bar.refresh()
+    finally:
+        view.stop()
+    drawn = out.getvalue()
+    assert "column pairs: stem -> in stem" in drawn and "0/2" in drawn
+    assert "compiling rule (∅ -> d a / _ #)" in drawn and "2/5" in drawn
+
+
+def test_quiet_installs_no_listener():
+    seen: list[Step] = []
+    with listening(seen.append):
+        with console.showing_progress(quiet=True):
+            report("aligning")
+    assert seen == [Step("aligning")]

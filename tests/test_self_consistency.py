@@ -1,5 +1,7 @@
 """Self-consistency (short version of scripts/bench_selfcheck.py): the learner finds a
-program reproducing the pairs a seeded random program made."""
+program reproducing the pairs a seeded random program made, as checked by running the
+learned program (the interpreter and the compiled transducer), not by the learner's own
+count."""
 
 from __future__ import annotations
 
@@ -7,23 +9,34 @@ import random
 
 import pytest
 
+from fstsynth.compiler import compile_program
+from fstsynth.dsl import from_json
 from fstsynth.interpreter import run
 from fstsynth.random_programs import ALPHABET, FEATURES, learn_back, random_program, random_word
+
+
+def training_pairs(seed: int, n_train: int = 40):
+    """The pairs `learn_back` makes for `seed` (it draws the program, then the words)."""
+    rng = random.Random(seed)
+    program = random_program(rng, passes=1, max_rules=2, max_conjuncts=1)
+    words = [random_word(rng, ALPHABET, 1, 7) for _ in range(n_train)]
+    return program, [(w, run(program, w, FEATURES)) for w in words]
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_learns_back_random_one_pass_programs(seed):
     report = learn_back(seed, passes=1, max_rules=2, max_conjuncts=1, n_train=40, n_heldout=50)
-    assert report["train_reproduced"], report
+    assert report["train_reproduced"] and report["learner_count_right"], report
+    learned = from_json(report["learned_json"])
+    _, pairs = training_pairs(seed)
+    compiled = compile_program(learned, ALPHABET, FEATURES)
+    for source, target in pairs:
+        assert run(learned, source, FEATURES) == target, (report["learned"], source, target)
+        assert compiled.apply(source) == target, (report["learned"], source, target)
 
 
 def test_the_random_programs_do_change_words():
     # Guards the test above against being vacuous: the same seeds' programs must
-    # change some of their training words (learn_back draws the program first).
-    changed = 0
-    for seed in range(6):
-        rng = random.Random(seed)
-        program = random_program(rng, passes=1, max_rules=2, max_conjuncts=1)
-        words = [random_word(rng, ALPHABET, 1, 7) for _ in range(40)]
-        changed += any(run(program, w, FEATURES) != w for w in words)
+    # change some of their training words.
+    changed = sum(any(s != t for s, t in training_pairs(seed)[1]) for seed in range(6))
     assert changed >= 4

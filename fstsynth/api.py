@@ -1,0 +1,67 @@
+"""The top-level Python API: learn a model from word pairs, load one, use it.
+
+Public API (also reachable as `fstsynth.learn`, `fstsynth.load`, `fstsynth.Model`):
+    learn(pairs, *, features=None, variant="auto", time_limit=None, alignment="global", jobs=1) -> Model
+    load(path) -> Model
+
+`pairs` is a path to a TSV or problem file, or an iterable of (source, target) words,
+each a string (tokens separated by spaces; a word without spaces is split into
+characters, as a TSV's words are) or a sequence of tokens. `features` is a path to a
+features file or a dict token -> {feature: true/false}. The model's methods
+(`apply`, `apply_many`, `rules`, `fst`, `evaluate`, `save`, `pair`) are documented on
+`fstsynth.model.Model` and `PairModel`. The command line calls these same functions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from fstsynth.errors import UserError
+from fstsynth.model import Model, learn_model, load_model
+from fstsynth.problem import load_features, nfc, read_pairs, with_features
+from fstsynth.synthesis import Options
+
+
+def options(variant: str = Options().variant, time_limit: float | None = None, alignment: str = "global") -> Options:
+    """Learning options, checked (a bad value is a `UserError` naming it)."""
+    if time_limit is not None and not time_limit > 0:
+        raise UserError(f"time limit must be a positive number of seconds, not {time_limit}")
+    return Options(variant=variant, time_limit=time_limit, alignment=alignment)
+
+
+def _features(features: str | Path | Mapping[str, Mapping[str, bool]]) -> tuple[dict, str]:
+    if isinstance(features, (str, Path)):
+        return load_features(features), str(features)
+    table = {nfc(tok): {nfc(k): bool(v) for k, v in f.items()} for tok, f in features.items()}
+    return table, "features"
+
+
+def learn(
+    pairs: str | Path | Iterable[Sequence[str]],
+    *,
+    features: str | Path | Mapping[str, Mapping[str, bool]] | None = None,
+    variant: str = Options().variant,
+    time_limit: float | None = None,
+    alignment: str = "global",
+    jobs: int = 1,
+) -> Model:
+    """Learn and compile a program for every column pair of `pairs` (see the module doc).
+
+    `variant`: "auto" (the default: per column pair, the one that cross-validates best),
+    "token", "feature" or "nofeature". `time_limit`: seconds allowed per column pair.
+    `jobs`: worker processes for the cross-validation (the same model, sooner)."""
+    chosen = options(variant, time_limit, alignment)
+    problem = read_pairs(pairs)
+    if features is not None:
+        table, where = _features(features)
+        problem = with_features(problem, table, where)
+    return learn_model(problem, chosen, jobs=jobs)
+
+
+def load(path: str | Path) -> Model:
+    """A model directory written by `Model.save` or `fstsynth learn`."""
+    return load_model(path)
+
+
+__all__ = ["Model", "learn", "load", "options"]

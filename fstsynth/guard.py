@@ -1,0 +1,241 @@
+"""A watchdog for command-line runs: a memory ceiling, and a Ctrl-C that stops even a
+long library call.
+
+Public API:
+    DEFAULT_MEMORY_FRACTION, parse_memory_limit(text) -> int | None,
+    default_memory_limit() -> int | None, format_bytes(n) -> str
+    MemoryLimitExceeded
+    Guard, start(limit) -> Guard, Guard.stop()
+
+Why a separate process: Pynini and OpenFst allocate in C++ and hold the interpreter lock
+for whole operations (measured: a Python thread got no turn for up to a second during
+one compilation; a determinization can run for minutes), and a failed C++ allocation
+aborts the process (`std::bad_alloc`, SIGABRT) rather than raising MemoryError. So a
+thread watching memory would be silent exactly when it matters, and an address-space
+rlimit gives a core dump, not a message. The watchdog is a small Python process (no
+imports beyond the standard library) that reads the memory of the command and its worker
+processes from /proc four times a second:
+
+- over the limit, it sends SIGUSR1: the command raises MemoryLimitExceeded at its next
+  Python step and stops with one line, exit code 2, its temporaries removed;
+- still over it 3 s later, or past 1.25 times the limit (stuck in C++ and growing), it
+  prints the line itself and kills the command and its workers (SIGKILL: the hidden
+  temporaries left are removed by the next run writing the same path).
+
+Python's signal wake-up fd tells the watchdog of every signal the command receives, even
+while the command is inside C++ and cannot run its handler: a second Ctrl-C (a second or
+more after the first: one press reaches the command and each of its worker processes)
+while the command is still running stops it at once the same way ("interrupted again").
+
+The watchdog exits when the command does (its end of a pipe closes). Linux only (it
+reads /proc); elsewhere `start` does nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from typing import Any
+
+from fstsynth.errors import UserError
+
+log = logging.getLogger(__name__)
+
+#: Default ceiling: this share of the machine's physical memory, for the command and its
+#: worker processes together.
+DEFAULT_MEMORY_FRACTION = 0.5
+#: Seconds the command gets to stop by itself once over the limit.
+GRACE_SECONDS = 3.0
+
+
+class MemoryLimitExceeded(BaseException):
+    """Raised in the command when the watchdog finds it over its memory limit.
+
+    A BaseException, like KeyboardInterrupt, so that no `except Exception` on the way
+    turns it into another error."""
+
+
+def format_bytes(n: float) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n / 1024:.0f} kB"
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
+
+
+def parse_memory_limit(text: str) -> int | None:
+    """`8G`, `500M`, `1.5GB`, `2000000000` (bytes), or `0`/`none` for no limit."""
+    if text.strip().lower() in ("0", "none", "off", "no"):
+        return None
+    match = _SIZE.match(text)
+    if not match:
+        raise UserError(f"--memory-limit: {text!r} is not a size such as 8G, 500M or none")
+    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[match[2].lower()]
+    value = int(float(match[1]) * scale)
+    if value < 50 << 20:
+        raise UserError(f"--memory-limit: {text!r} is too small to run fstsynth at all (at least 50M)")
+    return value
+
+
+def default_memory_limit() -> int | None:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") * DEFAULT_MEMORY_FRACTION)
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+# The watchdog: standard library only, started with -I -S (no site-packages: quick).
+_WATCHDOG = r"""
+import os, select, signal, sys, time
+pid, limit, fd, grace = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the command's to handle
+me = os.getpid()
+page = os.sysconf("SC_PAGE_SIZE")
+
+def tree():
+    kids = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/" + name + "/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            kids.setdefault(ppid, []).append(int(name))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        if p != me:
+            out.append(p)
+            todo.extend(kids.get(p, ()))
+    return out
+
+def rss(pids):
+    total = 0
+    for p in pids:
+        try:
+            with open("/proc/%d/statm" % p, "rb") as f:
+                total += int(f.read().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+def gb(n):
+    return "%.1f GB" % (n / 2**30) if n >= 2**30 else "%.0f MB" % (n / 2**20)
+
+def stop(message):
+    os.write(2, ("fstsynth: " + message + "\n").encode())
+    for p in tree():
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    sys.exit(0)
+
+asked = None
+first_interrupt = None
+while True:
+    ready, _, _ = select.select([fd], [], [], 0.25)
+    if ready:
+        data = os.read(fd, 256)
+        if not data:
+            sys.exit(0)  # the command has exited
+        if bytes([signal.SIGINT]) in data:
+            # One Ctrl-C reaches the command and each of its worker processes (they all
+            # write here): presses less than a second apart count as one.
+            now = time.monotonic()
+            if first_interrupt is None:
+                first_interrupt = now
+            elif now - first_interrupt > 1.0:
+                stop("interrupted again: stopped at once (files being written were left as they were)")
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        sys.exit(0)
+    used = rss(tree())
+    if used > limit:
+        if asked is None:
+            asked = time.monotonic()
+            os.kill(pid, signal.SIGUSR1)
+        elif time.monotonic() - asked > grace or used > 1.25 * limit:
+            stop("error: memory limit of %s reached (%s in use) inside a library call: stopped "
+                 "(files being written were left as they were; --memory-limit sets the limit)"
+                 % (gb(limit), gb(used)))
+"""
+
+
+class Guard:
+    """A running watchdog; `stop()` ends it and puts the signal set-up back."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.proc: subprocess.Popen | None = None
+        self._write_fd: int | None = None
+        self._saved: list[Any] = []
+
+    def _start(self) -> None:
+        if not os.path.isdir("/proc/self") or threading.current_thread() is not threading.main_thread():
+            return
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(write_fd, False)
+        limit = self.limit if self.limit is not None else 1 << 62
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(os.getpid()), str(limit), str(read_fd),
+                 str(GRACE_SECONDS)],
+                pass_fds=(read_fd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            )
+        except OSError as exc:
+            log.warning("no memory watchdog: %s", exc)
+            os.close(write_fd)
+            return
+        finally:
+            os.close(read_fd)
+        self._write_fd = write_fd
+        self._saved = [
+            signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False),
+            signal.signal(signal.SIGUSR1, self._over_limit),
+        ]
+
+    def _over_limit(self, signum: int, frame: Any) -> None:
+        limit = format_bytes(self.limit or 0)
+        raise MemoryLimitExceeded(
+            f"memory limit of {limit} reached: stopped (--memory-limit sets the limit; see the "
+            "Limits section of the README)"
+        )
+
+    def stop(self) -> None:
+        if self._write_fd is None:
+            return
+        wakeup, usr1 = self._saved
+        signal.set_wakeup_fd(wakeup)
+        signal.signal(signal.SIGUSR1, usr1)
+        os.close(self._write_fd)
+        self._write_fd = None
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start(limit: int | None) -> Guard:
+    """Start a watchdog over this process and its children (a limit of None: only the
+    second-Ctrl-C stop). Call from the main thread; `Guard.stop()` when done."""
+    guard = Guard(limit)
+    guard._start()
+    return guard
+
+
+def start_from_option(text: str | None) -> Guard:
+    """`start` with the limit given as `--memory-limit` text (None: the default)."""
+    limit = default_memory_limit() if text is None else parse_memory_limit(text)
+    return start(limit)
