@@ -87,6 +87,39 @@ def test_apply_imports_neither_the_learner_nor_pynini_nor_lingpy(plural_model):
         assert heavy not in modules, heavy
 
 
+def test_a_plain_apply_skips_typers_parser_and_matches_it(plural_model):
+    """`fstsynth apply MODEL WORDS [options]` runs without typer's argument machinery
+    (which imports pydantic: most of a one-word apply's start-up) and prints what the
+    typer-parsed command prints; anything else (help, a usage error) is typer's."""
+    from typer.testing import CliRunner
+
+    from fstsynth.cli import app, lean_apply
+
+    code = _MODULES + (
+        "sys.argv = ['fstsynth', 'apply', sys.argv[1], 'k a t', '-f', 'tsv', 'dɔg', '--join']\n"
+        "from fstsynth.__main__ import main\n"
+        "main()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(plural_model)], capture_output=True, text=True, env=_env(), cwd=ROOT
+    )
+    assert proc.returncode == 0, proc.stderr
+    typer_run = CliRunner().invoke(app, ["apply", str(plural_model), "k a t", "-f", "tsv", "dɔg", "--join"])
+    assert proc.stdout == typer_run.stdout == "k a t\tkats\ndɔg\tdɔgz\n"
+    modules = set(proc.stderr.split("MODULES ", 1)[1].split())
+    assert "fstsynth.tables" in modules and "pydantic" not in modules
+    for argv in (["apply", "--help"], ["apply"], ["apply", str(plural_model), "--nope"], ["apply", "-s"],
+                 ["--debug", "apply", str(plural_model), "k a t"], ["apply", "--format=tsv", "m", "w"], ["show", "m"]):
+        assert lean_apply(argv) is None, argv
+
+
+def test_the_other_white_space_is_what_str_split_splits_at():
+    from fstsynth.stream import _OTHER_SPACE
+
+    spaces = {c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()}
+    assert set(_OTHER_SPACE) == spaces - {" ", "\n"} and len(_OTHER_SPACE) == len(set(_OTHER_SPACE))
+
+
 def test_apply_never_compiles(plural_model, monkeypatch):
     """A loaded model predicts through the tables it was saved with."""
     import fstsynth.bimachine as bimachine
