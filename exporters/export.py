@@ -106,12 +106,12 @@ def export_model(
         if not passes:
             fst = _composed(model, pm)
             return [path, write_att(fst, path, unknown=fst.input_symbols().find(UNK))]
-        fsts = _passes(model, pm)
-        unknown = fsts[0].input_symbols().find(UNK)
-        files = [path.with_name(f"{path.stem}.pass{k}{path.suffix}") for k in range(1, len(fsts) + 1)]
+        pass_fsts = _passes(model, pm)
+        unknown = pass_fsts[0].input_symbols().find(UNK)
+        files = [path.with_name(f"{path.stem}.pass{k}{path.suffix}") for k in range(1, len(pass_fsts) + 1)]
         # Every pass carries the pair's whole table: one symbols file serves them all.
-        shared = write_symbols(fsts[0], path, unknown)
-        for file, fst in zip(files, fsts):
+        shared = write_symbols(pass_fsts[0], path, unknown)
+        for file, fst in zip(files, pass_fsts):
             atomic_write_text(file, to_att(fst, unknown))
         return [*files, shared]
     if fmt == "foma":

@@ -140,4 +140,5 @@ def write_npz(stream: IO[bytes], arrays: Mapping[str, Array]) -> None:
     """Write `arrays` as an (uncompressed) `.npz` archive."""
     import numpy as np
 
-    np.savez(stream, **{name: a.numpy() for name, a in arrays.items()})
+    named: dict[str, Any] = {name: a.numpy() for name, a in arrays.items()}
+    np.savez(stream, **named)

@@ -449,11 +449,11 @@ def group_rows(matrix: np.ndarray) -> tuple[np.ndarray, list[int]]:
         return np.zeros(matrix.shape[0], dtype=np.int64), [0] if matrix.shape[0] else []
     if matrix.shape[0] > 4096:  # many rows: numpy's sort beats a dictionary
         rows = matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1]))).reshape(-1)
-        _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
-        order = np.argsort(first, kind="stable")  # numbered in order of first appearance
+        _, firsts, inverses = np.unique(rows, return_index=True, return_inverse=True)
+        order = np.argsort(firsts, kind="stable")  # numbered in order of first appearance
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
-        return rank[inverse.reshape(-1)], first[order].tolist()
+        return rank[inverses.reshape(-1)], firsts[order].tolist()
     ids: dict[bytes, int] = {}
     first: list[int] = []
     inverse = np.empty(matrix.shape[0], dtype=np.int64)

@@ -458,7 +458,8 @@ class Transducers:
 
     def stage_keys(self, prefix: str) -> list[str]:
         """FAR keys of the stages: `{prefix}.pass{k}.{j}` (j-th stage of pass k)."""
-        keys, seen = [], {}
+        keys: list[str] = []
+        seen: dict[int, int] = {}
         for k in self.stage_pass:
             seen[k] = seen.get(k, 0) + 1
             keys.append(f"{prefix}.pass{k}.{seen[k]}")

@@ -455,9 +455,9 @@ class Model:
         from fstsynth.far import write_far
 
         with atomic_directory(directory) as tmp:
-            fsts = {}
+            fsts: dict[str, Any] = {}
             arrays: dict[str, Array] = {}
-            stage_keys = {}
+            stage_keys: dict[tuple[int, int], list[str]] = {}
             first = None
             for key, pm in sorted(self.pairs.items()):
                 trans = pm.transducers()
@@ -702,11 +702,11 @@ class _Reader:
 
 def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Model:
     json_path = reader.json_path
-    columns = doc.get("columns")
+    columns: Any = doc.get("columns")
     _need(_is_str_list(columns) and len(columns) >= 2, json_path, "'columns' must list column names")
-    alphabet = doc.get("alphabet")
+    alphabet: Any = doc.get("alphabet")
     _need(_is_str_list(alphabet), json_path, "'alphabet' must be a list of tokens")
-    raw_features = doc.get("features")
+    raw_features: Any = doc.get("features")
     _need(
         isinstance(raw_features, dict)
         and all(
@@ -717,15 +717,15 @@ def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Mode
         "'features' must map tokens to {feature: true/false}",
     )
     features = {tok: dict(f) for tok, f in raw_features.items()}
-    entries = doc.get("pairs")
+    entries: Any = doc.get("pairs")
     _need(isinstance(entries, list), json_path, "'pairs' must be a list")
-    opts = doc.get("options")
+    opts: Any = doc.get("options")
     _need(
         isinstance(opts, dict) and all(v is None or isinstance(v, (str, int, float, bool)) for v in opts.values()),
         json_path, "'options' must be an object of plain values",
     )
     if version >= 3:
-        files = doc.get("files")
+        files: Any = doc.get("files")
         _need(
             isinstance(files, dict) and all(_is_file_name(k) and isinstance(v, str) for k, v in files.items()),
             json_path, "'files' must map file names in the model directory to checksums",
@@ -735,7 +735,7 @@ def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Mode
         )
         far_name, far_sha = MODEL_FAR, files[MODEL_FAR]
     else:
-        far = doc.get("far")
+        far: Any = doc.get("far")
         _need(isinstance(far, dict), json_path, "'far' must be an object")
         far_name, far_sha = far.get("file"), far.get("sha256")
         _need(
@@ -784,7 +784,7 @@ def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Mode
             features=features,
         )
     name_ = doc.get("name", "")
-    rows = doc.get("rows", [])  # absent in models saved before it was kept
+    rows: Any = doc.get("rows", [])  # absent in models saved before it was kept
     _need(
         isinstance(rows, list)
         and all(

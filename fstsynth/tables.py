@@ -85,11 +85,12 @@ class PassTables:
 
     def numpy(self) -> "NumpyPass":
         """The same arrays as numpy views."""
-        return NumpyPass(**{
+        values: dict[str, Any] = {
             f.name: value.numpy() if isinstance(value, Array) else value
             for f in fields(self)
             for value in [getattr(self, f.name)]
-        })
+        }
+        return NumpyPass(**values)
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,6 +122,14 @@ class _PyPass:
     """A pass's tables as Python lists and ints, for walking one word; checked for
     range on the way (a damaged file must give an error, not a crash or a read out of
     bounds)."""
+
+    # Set by name for both automata in __init__.
+    left_next: list[list[int]]
+    right_next: list[list[int]]
+    left_mask: list[int]
+    right_mask: list[int]
+    left_start: int
+    right_start: int
 
     def __init__(self, t: PassTables, tokens: int, next_tags: int) -> None:
         self.rules = t.rules
@@ -439,7 +448,8 @@ class _Batched:
         rows = np.ascontiguousarray(left.reshape(-1, words))
         keys = rows.view(np.dtype((np.void, 8 * words))).reshape(-1)
         values, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        candidates = decide = None
+        candidates: Any = None
+        decide: Any = None
         if len(values) * rights <= DECISION_TABLE_MAX:
             candidates = inverse.reshape(-1).astype(np.int32)
             decide = lowest_rules(np, rows[first][:, None, :] & p.right_mask[None, :, :], p.rules).reshape(-1)
@@ -505,7 +515,7 @@ def _run_pass(
             now = state[:k]
             lam[at] = now
             state[:k] = table[now * classes + cls[at]]
-    if b.decide is not None:
+    if b.decide is not None and b.candidates is not None:
         decision = b.decide[b.candidates[lam * classes + cls] * b.rights + rho]
     else:
         decision = lowest_rules(np, p.left_mask[lam] & p.class_mask[cls] & p.right_mask[rho], p.rules)

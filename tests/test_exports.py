@@ -81,8 +81,9 @@ def paradigm(tmp_path_factory) -> Path:
 def plural_words() -> list[tuple[str, ...]]:
     """Training sources, the example words, and a word with unseen tokens."""
     lines = (DATA / "plural.tsv").read_text(encoding="utf-8").splitlines()
-    train = [tuple(l.split("\t")[0].split()) for l in lines if l and not l.startswith("#")]
-    extra = [tuple(l.split()) for l in (DATA / "plural-words.txt").read_text(encoding="utf-8").splitlines() if l]
+    train = [tuple(line.split("\t")[0].split()) for line in lines if line and not line.startswith("#")]
+    words_text = (DATA / "plural-words.txt").read_text(encoding="utf-8")
+    extra = [tuple(line.split()) for line in words_text.splitlines() if line]
     return train + extra + [("q", "ʌ", "ʒ")]
 
 
@@ -132,7 +133,7 @@ def test_far_is_read_by_openfst_tools_with_token_names(plural: Path, tmp_path: P
         assert [line.split()[0] for line in listing.splitlines()[1:] if line.strip()] == sorted(keys)
         run(["farextract", "--filename_prefix=x-", str(far)], tmp_path)
         fst_info = run(["fstinfo", f"x-{keys[0]}"], tmp_path)
-        symbols_line = next(l for l in fst_info.splitlines() if l.startswith("input symbol table"))
+        symbols_line = next(line for line in fst_info.splitlines() if line.startswith("input symbol table"))
         assert "none" not in symbols_line
         printed = run(["fstprint", f"x-{keys[0]}"], tmp_path)
         labels = {field for line in printed.splitlines() for field in line.split("\t")[2:4]}
@@ -151,7 +152,7 @@ def test_far_export_of_one_pair_round_trips_through_farextract(paradigm: Path, t
     everything = tmp_path / "all.far"
     assert cli("export", str(paradigm), "--format", "far", "-o", str(everything)).exit_code == 0
     listing = run(["farinfo", "--list_fsts", str(everything)], tmp_path)
-    assert len([l for l in listing.splitlines()[1:] if l.strip()]) == len(load_model(paradigm).pairs)
+    assert len([line for line in listing.splitlines()[1:] if line.strip()]) == len(load_model(paradigm).pairs)
 
 
 def test_openfst_cli_applies_the_far_like_fstsynth_apply(plural: Path, tmp_path: Path) -> None:
@@ -163,7 +164,9 @@ def test_openfst_cli_applies_the_far_like_fstsynth_apply(plural: Path, tmp_path:
     (tmp_path / "composed").mkdir()
     (tmp_path / "passes").mkdir()
     got = openfst_apply(exported, "pair-0-1", plural / "symbols.txt", mapped, tmp_path / "composed")
-    by_pass = openfst_apply(plural / "model.far", stage_keys(plural), plural / "symbols.txt", mapped, tmp_path / "passes")
+    by_pass = openfst_apply(
+        plural / "model.far", stage_keys(plural), plural / "symbols.txt", mapped, tmp_path / "passes"
+    )
     assert got == by_pass == [pm.transducers().apply(w) for w in mapped]
     # Where no unseen token is involved, that is exactly what `fstsynth apply` prints.
     reference = fstsynth_apply(plural, words)
@@ -177,10 +180,12 @@ def test_export_passes_writes_one_transducer_per_pass(paradigm: Path, tmp_path: 
     pm = model.pair("stem", "in stem")
     count = len(pm.program.passes)
     far = tmp_path / "p.far"
-    assert cli("export", str(paradigm), "-f", "far", "-s", "stem", "-t", "in stem", "--passes", "-o", str(far)).exit_code == 0
+    pair = ("-s", "stem", "-t", "in stem")
+    assert cli("export", str(paradigm), "-f", "far", *pair, "--passes", "-o", str(far)).exit_code == 0
     listing = run(["farinfo", "--list_fsts", str(far)], tmp_path)
-    assert [l.split()[0] for l in listing.splitlines()[1:] if l.strip()] == [f"pair-0-2.pass{k}" for k in range(1, count + 1)]
-    result = cli("export", str(paradigm), "-f", "att", "-s", "stem", "-t", "in stem", "--passes", "-o", str(tmp_path / "p.att"))
+    keys = [line.split()[0] for line in listing.splitlines()[1:] if line.strip()]
+    assert keys == [f"pair-0-2.pass{k}" for k in range(1, count + 1)]
+    result = cli("export", str(paradigm), "-f", "att", *pair, "--passes", "-o", str(tmp_path / "p.att"))
     assert result.exit_code == 0, result.output
     written = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("p."))
     assert written == sorted(["p.far", "p.syms", *[f"p.pass{k}.att" for k in range(1, count + 1)]])
@@ -233,7 +238,7 @@ def test_readme_openfst_recipes(plural: Path, tmp_path: Path, marker: str) -> No
     (tmp_path / "words.txt").write_text("\n".join(" ".join(w) for w in words) + "\n", encoding="utf-8")
     outputs = run_readme_block(marker, plural, tmp_path)
     _, pm, mapped = read_as_model(plural, words)
-    assert [tuple(l.split()) for l in outputs] == [pm.transducers().apply(w) for w in mapped]
+    assert [tuple(line.split()) for line in outputs] == [pm.transducers().apply(w) for w in mapped]
 
 
 @pytest.mark.parametrize("marker", ["hfst-txt2fst -i $p", "save defined passes.defs"])
@@ -245,7 +250,7 @@ def test_readme_pass_by_pass_recipes(plural: Path, tmp_path: Path, marker: str) 
     outputs = run_readme_block(marker, plural, tmp_path)
     reference = fstsynth_apply(plural, words)
     if "hfst" in marker:
-        assert [tuple(l.split()) for l in outputs] == reference
+        assert [tuple(line.split()) for line in outputs] == reference
     else:  # foma prints the words unspaced
         assert outputs == ["".join(r) for r in reference]
 
@@ -323,7 +328,8 @@ def test_att_refuses_tokens_hfst_and_foma_read_specially() -> None:
 
 def test_foma_script_compiles_and_matches_fstsynth(plural: Path, paradigm: Path, tmp_path: Path) -> None:
     require("foma", "flookup")
-    for model, pairs in ((plural, [()]), (paradigm, [("--source", "stem", "--target", t) for t in ("my stem", "in stem")])):
+    paradigm_pairs = [("--source", "stem", "--target", t) for t in ("my stem", "in stem")]
+    for model, pairs in ((plural, [()]), (paradigm, paradigm_pairs)):
         for pair in pairs:
             script = tmp_path / "rules.foma"
             assert cli("export", str(model), "--format", "foma", "-o", str(script), *pair).exit_code == 0
@@ -394,7 +400,10 @@ TIER_PROGRAM = Program((
     Pass((
         Rule((IsToken("i", 0), TierIs("vowel", "long", -2)), ReplaceBy("i", ("t",))),
         Rule((IsToken(BOUNDARY, 0), TierIs("vowel", "long", 1)), Insert(("h",))),
-        Rule((IsToken("a", 0), TierIs("vowel", BOUNDARY, 1), Not(TierIs("vowel", BOUNDARY, -1))), ReplaceBy("a", ("a:",))),
+        Rule(
+            (IsToken("a", 0), TierIs("vowel", BOUNDARY, 1), Not(TierIs("vowel", BOUNDARY, -1))),
+            ReplaceBy("a", ("a:",)),
+        ),
         Rule((Is("vowel", 0), Not(TierIs("vowel", "long", -2))), Identity()),
         Rule((IsToken("t", 0), TierIs("vowel", "long", -1)), ReplaceBy("t", ("d",))),
         Rule((IsToken("s", 0), Not(TierIs("vowel", "long", 2))), Delete()),
@@ -469,8 +478,8 @@ def test_pass_transducers_one_after_the_other_in_every_tool(tmp_path: Path) -> N
     tokens = sorted(compiled.tokens)
     script = tmp_path / "rules.foma"
     script.write_text(program_to_foma(EVERY_CONSTRUCT, tokens, SMALL_FEATURES, compose=False), encoding="utf-8")
-    commands = [l for l in script.read_text(encoding="utf-8").splitlines() if not l.startswith("#")]
-    assert not any(l.startswith(("regex", "define Model")) for l in commands)  # nothing composed
+    commands = [line for line in script.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+    assert not any(line.startswith(("regex", "define Model")) for line in commands)  # nothing composed
     outputs = {}
     for tool in ("OpenFst", "HFST", "foma", "foma rules"):
         work = tmp_path / tool.replace(" ", "_")
@@ -480,7 +489,8 @@ def test_pass_transducers_one_after_the_other_in_every_tool(tmp_path: Path) -> N
         elif tool == "HFST":
             outputs[tool] = hfst_apply(atts, mapped, work)
         elif tool == "foma":
-            outputs[tool] = foma_spaced_apply([f"read att {a}" for a in atts], sorted(set(tokens) | between), mapped, work)
+            reads = sorted(set(tokens) | between)
+            outputs[tool] = foma_spaced_apply([f"read att {a}" for a in atts], reads, mapped, work)
         else:
             tags = tag_symbols(EVERY_CONSTRUCT, tokens, SMALL_FEATURES)
             assert tags, "the program's second pass tests what the first did"
@@ -582,7 +592,7 @@ def test_apply_trace_shows_passes_and_rules(plural: Path) -> None:
     lines = result.output.splitlines()
     assert lines[0] == "b ʌ s ɪ z"
     assert "  input:  b ʌ s" in lines and "  pass 1: b ʌ s ɪ z" in lines
-    assert any(l.startswith("    at 3 (s): rule ") and l.endswith("=>  s ɪ z") for l in lines)
+    assert any(line.startswith("    at 3 (s): rule ") and line.endswith("=>  s ɪ z") for line in lines)
     assert "k a t s" in lines
 
 

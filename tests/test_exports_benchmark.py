@@ -14,6 +14,7 @@ Each tool runs a fixed number of processes per column pair and pass (see fsttool
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -89,13 +90,13 @@ def test_every_tool_gives_fstsynth_outputs(name: str, benchmark_models, tmp_path
         # Every symbol the AT&T transducers read, those between passes too.
         reads = sorted({tok for _, tok in trans.symbols} - {"<eps>"})
         tools = {
-            "OpenFst (model stages)": lambda d: openfst_apply(model_dir / "model.far", stage_keys, symbols, words, d),
-            "HFST": lambda d: hfst_apply(atts, words, d),
-            "foma (AT&T)": lambda d: foma_spaced_apply([f"read att {a}" for a in atts], reads, words, d),
-            "foma (rules)": lambda d: foma_spaced_apply(rule_passes, rule_symbols, words, d),
+            "OpenFst (model stages)": partial(openfst_apply, model_dir / "model.far", stage_keys, symbols, words),
+            "HFST": partial(hfst_apply, atts, words),
+            "foma (AT&T)": partial(foma_spaced_apply, [f"read att {a}" for a in atts], reads, words),
+            "foma (rules)": partial(foma_spaced_apply, rule_passes, rule_symbols, words),
         }
         if composed:
-            tools["OpenFst (FAR export)"] = lambda d: openfst_apply(far, f"pair-{s}-{t}", symbols, words, d)
+            tools["OpenFst (FAR export)"] = partial(openfst_apply, far, f"pair-{s}-{t}", symbols, words)
         outputs = {}
         for tool, apply in tools.items():
             directory = work / "".join(ch if ch.isalnum() else "_" for ch in tool)

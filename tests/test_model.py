@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import DATA, ROOT
+from conftest import DATA
 from fstsynth.model import MODEL_FAR, MODEL_JSON, MODEL_TABLES, Error, learn_model, load_model
 from fstsynth.problem import load_problem
 from fstsynth.synthesis import Options

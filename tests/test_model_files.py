@@ -33,7 +33,8 @@ def model_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("model") / "plural"
     result = runner.invoke(
         app,
-        ["learn", str(ROOT / "data" / "plural.tsv"), "--features", str(ROOT / "data" / "plural-features.json"), "-o", str(out)],
+        ["learn", str(ROOT / "data" / "plural.tsv"), "--features", str(ROOT / "data" / "plural-features.json"),
+         "-o", str(out)],
     )
     assert result.exit_code == 0, result.stderr
     return out
@@ -145,16 +146,24 @@ def test_not_a_directory(tmp_path):
     "change, message",
     [
         (lambda d: d.__setitem__("version", "1"), "damaged model JSON: bad format version '1'"),
-        (lambda d: d.__setitem__("features", []), "damaged model JSON: 'features' must map tokens to {feature: true/false}"),
-        (lambda d: d["files"].__setitem__("../../etc/passwd", "0"), "damaged model JSON: 'files' must map file names in the model directory to checksums"),
-        (lambda d: d["files"].__setitem__("/etc/passwd", "0"), "damaged model JSON: 'files' must map file names in the model directory to checksums"),
+        (lambda d: d.__setitem__("features", []),
+         "damaged model JSON: 'features' must map tokens to {feature: true/false}"),
+        (lambda d: d["files"].__setitem__("../../etc/passwd", "0"),
+         "damaged model JSON: 'files' must map file names in the model directory to checksums"),
+        (lambda d: d["files"].__setitem__("/etc/passwd", "0"),
+         "damaged model JSON: 'files' must map file names in the model directory to checksums"),
         (lambda d: d["files"].pop("tables.npz"), "damaged model JSON: 'files' must list model.far and tables.npz"),
-        (lambda d: d["pairs"][0].__setitem__("passes", 7), "damaged model JSON: pair 1: 'passes' must be the number of passes of its program"),
-        (lambda d: d["pairs"][0].__setitem__("tokens", ["a"]), "damaged model JSON: pair 1: 'tokens' must list the pair's tokens"),
+        (lambda d: d["pairs"][0].__setitem__("passes", 7),
+         "damaged model JSON: pair 1: 'passes' must be the number of passes of its program"),
+        (lambda d: d["pairs"][0].__setitem__("tokens", ["a"]),
+         "damaged model JSON: pair 1: 'tokens' must list the pair's tokens"),
         (lambda d: d.__setitem__("columns", "source"), "damaged model JSON: 'columns' must list column names"),
-        (lambda d: d["pairs"][0].__setitem__("source", 7), "damaged model JSON: pair 1: source and target must be column indices"),
-        (lambda d: d["pairs"][0]["program"].__setitem__("type", "Eval"), "damaged model JSON (Error: unknown DSL node type 'Eval')"),
-        (lambda d: d["options"].__setitem__("window", [2]), "damaged model JSON: 'options' must be an object of plain values"),
+        (lambda d: d["pairs"][0].__setitem__("source", 7),
+         "damaged model JSON: pair 1: source and target must be column indices"),
+        (lambda d: d["pairs"][0]["program"].__setitem__("type",
+         "Eval"), "damaged model JSON (Error: unknown DSL node type 'Eval')"),
+        (lambda d: d["options"].__setitem__("window", [2]),
+         "damaged model JSON: 'options' must be an object of plain values"),
     ],
 )
 def test_damaged_json_fields(copy, change, message):
