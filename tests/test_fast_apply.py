@@ -67,21 +67,23 @@ _MODULES = (
 )
 
 
+def _apply_in_child(args: list[str], entry: str) -> tuple[str, set[str]]:
+    """Run `fstsynth ARGS` in a fresh interpreter through `entry` (a statement that
+    starts the command line); its standard output and the modules it imported."""
+    code = _MODULES + f"sys.argv = ['fstsynth', *{args!r}]\n" + entry + "\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    modules = set(proc.stderr.split("MODULES ", 1)[1].split())
+    assert "fstsynth.tables" in modules  # the module list is the real one
+    return proc.stdout, modules
+
+
 def test_apply_imports_neither_the_learner_nor_pynini_nor_lingpy(plural_model):
     """Nor numpy, for a few words: the tables are read by the standard library, and
     numpy is imported only for a batch large enough to pay for it."""
-    code = _MODULES + (
-        "sys.argv = ['fstsynth', 'apply', sys.argv[1], 'k a t', 'd ɔ g']\n"
-        "from fstsynth.cli import app\n"
-        "app()\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, str(plural_model)], capture_output=True, text=True, env=_env(), cwd=ROOT
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "k a t s\nd ɔ g z\n"
-    modules = set(proc.stderr.split("MODULES ", 1)[1].split())
-    assert "fstsynth.tables" in modules  # the module list is the real one
+    args = ["apply", str(plural_model), "k a t", "d ɔ g"]
+    out, modules = _apply_in_child(args, "from fstsynth.cli import app; app()")
+    assert out == "k a t s\nd ɔ g z\n"
     for heavy in ("pynini", "lingpy", "numpy", "fstsynth.synthesis", "fstsynth.alignment", "fstsynth.compiler",
                   "fstsynth.bimachine", "fstsynth.far", "fstsynth.solve"):
         assert heavy not in modules, heavy
@@ -95,19 +97,10 @@ def test_a_plain_apply_skips_typers_parser_and_matches_it(plural_model):
 
     from fstsynth.cli import app, lean_apply
 
-    code = _MODULES + (
-        "sys.argv = ['fstsynth', 'apply', sys.argv[1], 'k a t', '-f', 'tsv', 'dɔg', '--join']\n"
-        "from fstsynth.__main__ import main\n"
-        "main()\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, str(plural_model)], capture_output=True, text=True, env=_env(), cwd=ROOT
-    )
-    assert proc.returncode == 0, proc.stderr
-    typer_run = CliRunner().invoke(app, ["apply", str(plural_model), "k a t", "-f", "tsv", "dɔg", "--join"])
-    assert proc.stdout == typer_run.stdout == "k a t\tkats\ndɔg\tdɔgz\n"
-    modules = set(proc.stderr.split("MODULES ", 1)[1].split())
-    assert "fstsynth.tables" in modules and "pydantic" not in modules
+    args = ["apply", str(plural_model), "k a t", "-f", "tsv", "dɔg", "--join"]
+    out, modules = _apply_in_child(args, "from fstsynth.__main__ import main; main()")
+    assert out == CliRunner().invoke(app, args).stdout == "k a t\tkats\ndɔg\tdɔgz\n"
+    assert "pydantic" not in modules
     for argv in (["apply", "--help"], ["apply"], ["apply", str(plural_model), "--nope"], ["apply", "-s"],
                  ["--debug", "apply", str(plural_model), "k a t"], ["apply", "--format=tsv", "m", "w"], ["show", "m"]):
         assert lean_apply(argv) is None, argv
