@@ -91,7 +91,7 @@ def fstsynth_apply(model: Path, words, *pair: str) -> list[tuple[str, ...]]:
     """`fstsynth apply`'s own output, as the reference every tool is compared with."""
     result = cli("apply", str(model), *pair, input="\n".join(" ".join(w) for w in words) + "\n")
     assert result.exit_code == 0, result.output
-    return [tuple(line.split()) for line in result.output.splitlines()]
+    return [tuple(line.split()) for line in result.stdout.splitlines()]
 
 
 def read_as_model(model: Path, words, *pair: str):
