@@ -7,12 +7,16 @@ Public API:
 Formats (each is read by a real tool in the tests, see tests/test_exports.py):
 - `far`: an OpenFst archive (`farinfo`, `farextract`, `fstprint`), symbol tables
   attached; every column pair unless `source`/`target` pick some. One transducer per
-  pair (`pair-S-T`: the passes composed), or with `passes` one per pass
-  (`pair-S-T.pass1`, `.pass2`, ..., applied in that order), as the model keeps them:
-  for programs whose composition is too large to build or read in good time.
+  pair (`pair-S-T`: its passes composed), or with `passes` one per pass (`pair-S-T.pass1`,
+  `.pass2`, ..., applied in that order, each the pass's stages composed): for programs
+  whose composition is too large to build or read in good time. (The model's own
+  archive keeps the stages themselves, see `fstsynth.compiler`.)
 - `att`: AT&T text plus a `.syms` symbols file (HFST `hfst-txt2fst`, foma `read att`,
-  OpenFst `fstcompile`), one column pair; with `passes`, one file per pass
-  (`NAME.pass1.att`, ...) and one symbols file.
+  OpenFst `fstcompile`), one column pair. The composed transducer is written with
+  HFST's and foma's identity and unknown symbols where it reads `<unk>`, so that tokens
+  it never saw pass through those tools where the rules keep them (`exporters.att`);
+  with `passes`, one file per pass (`NAME.pass1.att`, ...; the same) and one symbols
+  file.
 - `foma`: a foma/XFST script of rewrite rules, one column pair; with `passes`, the
   passes are defined but not composed (foma takes minutes to compose some programs).
 - `dot` / `svg`: a drawing (Graphviz), one column pair, small transducers only.
@@ -26,12 +30,13 @@ import pynini
 
 from exporters.att import to_att, write_att, write_symbols
 from exporters.dot import to_dot, to_svg
-from exporters.far import write_far
 from exporters.foma_script import program_to_foma
 from fstsynth.compiler import CompositionTooLargeError
 from fstsynth.errors import UserError
+from fstsynth.far import write_far
 from fstsynth.fileio import atomic_write_bytes, atomic_write_text
-from fstsynth.model import Model, PairModel, far_key, pass_keys
+from fstsynth.model import Model, PairModel, far_key
+from fstsynth.tables import UNK
 
 FORMATS = ("far", "att", "foma", "dot", "svg")
 
@@ -46,14 +51,22 @@ def _title(model: Model, pm: PairModel) -> str:
 
 
 def _composed(model: Model, pm: PairModel) -> pynini.Fst:
-    """The pair's passes composed, or an error naming the pair if that is too large."""
+    """The pair's stages composed, or an error naming the pair if that is too large."""
     try:
-        return pm.compiled.fst
+        return pm.transducers().composed()
     except CompositionTooLargeError as exc:
         raise Error(
             f"{_title(model, pm)}: {exc}; export it with --passes (one transducer per pass, "
             "applied in order)"
         ) from None
+
+
+def _passes(model: Model, pm: PairModel) -> list[pynini.Fst]:
+    """One transducer per pass (or an error naming the pair if one is too large)."""
+    try:
+        return pm.transducers().pass_transducers()
+    except CompositionTooLargeError as exc:
+        raise Error(f"{_title(model, pm)}: {exc}") from None
 
 
 def export_model(
@@ -80,9 +93,9 @@ def export_model(
             chosen = [model.pair(source, target)]
         if passes:
             fsts = {
-                key: fst
+                f"{far_key(pm.source, pm.target)}.pass{k}": fst
                 for pm in chosen
-                for key, fst in zip(pass_keys(pm.source, pm.target, len(pm.compiled.passes)), pm.compiled.passes)
+                for k, fst in enumerate(_passes(model, pm), start=1)
             }
         else:
             fsts = {far_key(pm.source, pm.target): _composed(model, pm) for pm in chosen}
@@ -91,15 +104,18 @@ def export_model(
     pm = model.pair(source, target)
     if fmt == "att":
         if not passes:
-            return [path, write_att(_composed(model, pm), path)]
-        files = [path.with_name(f"{path.stem}.pass{k}{path.suffix}") for k in range(1, len(pm.compiled.passes) + 1)]
+            fst = _composed(model, pm)
+            return [path, write_att(fst, path, unknown=fst.input_symbols().find(UNK))]
+        pass_fsts = _passes(model, pm)
+        unknown = pass_fsts[0].input_symbols().find(UNK)
+        files = [path.with_name(f"{path.stem}.pass{k}{path.suffix}") for k in range(1, len(pass_fsts) + 1)]
         # Every pass carries the pair's whole table: one symbols file serves them all.
-        shared = write_symbols(pm.compiled.passes[0], path)
-        for file, fst in zip(files, pm.compiled.passes):
-            atomic_write_text(file, to_att(fst))
+        shared = write_symbols(pass_fsts[0], path, unknown)
+        for file, fst in zip(files, pass_fsts):
+            atomic_write_text(file, to_att(fst, unknown))
         return [*files, shared]
     if fmt == "foma":
-        tokens = sorted(pm.compiled.labels)
+        tokens = sorted(pm.tables.tokens)
         script = program_to_foma(pm.program, tokens, model.features, _title(model, pm), compose=not passes)
         atomic_write_text(path, script)
         return [path]

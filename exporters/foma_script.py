@@ -24,15 +24,16 @@ the pass's input. Each pass is therefore written like the Pynini compiler does i
 Each rule is printed above its marking rule in SPE and in DSL notation, so a reader can
 follow (and edit) it. A `Copy*` rule has no plain-rule form in foma (the copied token is
 not known statically): its marker is first rewritten, by one rule per token it can
-copy, into a marker naming the token found at the copied offset; the script says so. Nothing here is approximate: the tests compare foma's output with
-fstsynth's on every training and test word of the benchmark.
+copy, into a marker naming the token found at the copied offset; the script says so.
+Nothing here is approximate: the tests compare foma's output with fstsynth's on every
+training and test word of the benchmark.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from exporters.spe import rule_to_spe
 from fstsynth.dsl import (
@@ -374,7 +375,8 @@ def program_to_foma(
     for tr, name in w.tag_names.items():
         head.append(f"# tag {name}: the token was produced by {tr} in the previous pass")
     if compose:
-        tail = ["", "define Model [ Tok*" + "".join(f" .o. Pass{k}" for k in range(1, len(passes) + 1)) + " ];", "regex Model;", ""]
+        cascade = "".join(f" .o. Pass{k}" for k in range(1, len(passes) + 1))
+        tail = ["", f"define Model [ Tok*{cascade} ];", "regex Model;", ""]
     else:
         tail = [
             "",

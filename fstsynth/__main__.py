@@ -42,6 +42,11 @@ def main() -> None:
         _forget_unhandled_interrupt()
         sys.exit(INTERRUPTED)
     try:
+        from fstsynth.cli import lean_apply
+
+        code = lean_apply(sys.argv[1:])  # a plain `apply`, without typer's parser
+        if code is not None:
+            sys.exit(code)
         app(prog_name="fstsynth")
     except SystemExit as exc:
         if exc.code == INTERRUPTED:

@@ -20,7 +20,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, Optional, Sequence
 
 import typer
 
@@ -231,21 +231,6 @@ def _argument_words(words: List[str]) -> List[str]:
     return words
 
 
-def _stdin_lines() -> List[str]:
-    """Standard input as lines; a BOM and CRLF line ends are accepted."""
-    data = sys.stdin.buffer.read()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise UserError(f"<stdin>: line {line}: not valid UTF-8") from None
-    # Only \n ends a line (str.splitlines would also split at \x1c, \u2028, ...).
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
 APPLY_FORMATS = ("plain", "tsv")
 
 
@@ -273,31 +258,44 @@ def apply(
 
     def body() -> None:
         from fstsynth.model import load_model
+        from fstsynth.stream import line_batches, predict_batches
 
         if fmt not in APPLY_FORMATS:
             raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(APPLY_FORMATS)}")
         model = load_model(model_dir)
         pm = model.pair(source, target)
-        lines = _argument_words(words) if words else _stdin_words(_stdin_lines())
         alphabet = set(model.alphabet)
         mismatches = []
-        split = _splitter(alphabet)
-        tokenized = [split(line) for line in lines]
-        predictions = model.with_tables(pm).predict_many(tokenized)
-        out = []
-        for line, word, prediction in zip(lines, tokenized, predictions):
-            out.append(_output_line(line, prediction, fmt, join))
-            if trace:
-                from exporters.spe import derivation
+        unseen: Counter = Counter()
+        sep = "" if join else " "
+        # Read, predict and write a batch at a time (`fstsynth.stream`): memory stays
+        # flat on any input, and output starts before the input ends.
+        if words:
+            batches: Iterable[List[str]] = [_argument_words(words)]
+        else:
+            batches = _stdin_words(line_batches(sys.stdin.buffer))
+        for batch in predict_batches(pm, batches, _splitter(alphabet)):
+            unseen.update(batch.unseen(alphabet))
+            if not (trace or check):
+                texts = batch.texts(sep)
+                if fmt == "tsv":
+                    texts = [f"{line}\t{text}" for line, text in zip(batch.lines, texts)]
+                typer.echo("\n".join(texts))
+                continue
+            out = []
+            for line, word, prediction in zip(batch.lines, batch.words, batch.predictions):
+                out.append(_output_line(line, prediction, fmt, join))
+                if trace:
+                    from exporters.spe import derivation
 
-                mapped = pm.compiled.map_unknown(word)
-                out.extend("  " + line for line in derivation(pm.program, mapped, model.features))
-            if check:
-                interpreted = pm.interpret(word, model.features)
-                if interpreted != prediction:
-                    mismatches.append((word, prediction, interpreted))
-        typer.echo("\n".join(out))
-        _warn_unseen(_unseen_tokens(tokenized, alphabet))
+                    mapped = pm.map_unknown(word)
+                    out.extend("  " + line for line in derivation(pm.program, mapped, model.features))
+                if check:
+                    interpreted = pm.interpret(word, model.features)
+                    if interpreted != prediction:
+                        mismatches.append((word, prediction, interpreted))
+            typer.echo("\n".join(out))
+        _warn_unseen(unseen)
         if mismatches:
             for word, fst_out, interp in mismatches:
                 typer.echo(
@@ -311,30 +309,47 @@ def apply(
 
 
 def _splitter(alphabet: Iterable[str]) -> Callable[[str], tuple[str, ...]]:
-    from fstsynth.problem import WordSplitter
+    """`problem.WordSplitter` for `alphabet`, made when first needed (only unspaced
+    words need it; importing `fstsynth.problem` costs start-up time)."""
+    made: list[Callable[[str], tuple[str, ...]]] = []
 
-    return WordSplitter(alphabet)
+    def split(text: str) -> tuple[str, ...]:
+        if not made:
+            from fstsynth.problem import WordSplitter
+
+            made.append(WordSplitter(alphabet))
+        return made[0](text)
+
+    return split
 
 
-def _stdin_words(lines: Iterable[str]) -> List[str]:
-    """The words of lines read from standard input: a line starting with `#` is a
-    comment, as in a TSV (skipped); of a TSV line, `source<TAB>target`, the source is
-    the word (a warning says so once: `evaluate` scores such lines)."""
-    words = []
-    tab_line = 0
-    for n, line in enumerate(lines, start=1):
-        if line.lstrip().startswith("#"):
+def _stdin_words(batches: Iterable[List[str]]) -> Iterator[List[str]]:
+    """The words of batches of lines read from standard input: a line starting with `#`
+    is a comment, as in a TSV (skipped); of a TSV line, `source<TAB>target`, the source
+    is the word (a warning says so once: `evaluate` scores such lines)."""
+    lines_before = 0
+    warned = False
+    for lines in batches:
+        start, lines_before = lines_before, lines_before + len(lines)
+        text = "\n".join(lines)
+        if "\t" not in text and "#" not in text:
+            yield lines
             continue
-        if "\t" in line:
-            tab_line = tab_line or n
-            line = line.split("\t", 1)[0]
-        words.append(line)
-    if tab_line:
-        _warn(
-            f"<stdin>: line {tab_line} has a tab: the word is its first field (the source); "
-            "to score source<TAB>target lines use `fstsynth evaluate MODEL FILE`"
-        )
-    return words
+        words = []
+        for n, line in enumerate(lines, start=start + 1):
+            if line.lstrip().startswith("#"):
+                continue
+            if "\t" in line:
+                if not warned:
+                    warned = True
+                    _warn(
+                        f"<stdin>: line {n} has a tab: the word is its first field (the source); "
+                        "to score source<TAB>target lines use `fstsynth evaluate MODEL FILE`"
+                    )
+                line = line.split("\t", 1)[0]
+            words.append(line)
+        if words:
+            yield words
 
 
 def _output_line(word: str, prediction: Sequence[str], fmt: str, join: bool) -> str:
@@ -342,14 +357,6 @@ def _output_line(word: str, prediction: Sequence[str], fmt: str, join: bool) -> 
     after the word as given and a tab with `--format tsv`."""
     text = ("" if join else " ").join(prediction)
     return f"{word}\t{text}" if fmt == "tsv" else text
-
-
-def _unseen_tokens(words: Iterable[Sequence[str]], alphabet: set[str]) -> Counter:
-    """Each token the model never saw in training, with the number of words it is in."""
-    found: Counter = Counter()
-    for word in words:
-        found.update({tok for tok in word if tok not in alphabet})
-    return found
 
 
 def _warn_unseen(unseen: Counter) -> None:
@@ -362,6 +369,69 @@ def _warn_unseen(unseen: Counter) -> None:
         f"tokens never seen in training: {listed}{more}; the model reads them as <unk> "
         "(README: Tokens the model has never seen)"
     )
+
+
+def lean_apply(argv: Sequence[str]) -> int | None:
+    """Run `fstsynth apply` without typer's argument machinery, when `argv` is a plain
+    `apply` command line; None for anything else (then typer parses it, and prints help
+    or usage errors). Typer 0.29 builds each parameter's converter with pydantic, whose
+    import is most of a one-word `apply`'s start-up time (0.2-0.3 s of 0.5 s).
+
+    The options are read from `apply`'s own typer declarations, so the two cannot drift
+    apart: an option apply declares is a flag (bool) or takes the next word as its
+    value; the first positional word is the model directory and the rest are words.
+    Any other form (`--help`, `--opt=value`, `--`, an unknown or incomplete option, no
+    model directory, global options before `apply`) is left to typer. As the global
+    callback would, this starts the memory watchdog (`FSTSYNTH_MEMORY_LIMIT`)."""
+    import inspect
+
+    if not argv or argv[0] != "apply":
+        return None
+    flags: dict[str, tuple[str, bool]] = {}
+    positional: list[str] = []
+    kwargs: dict[str, object] = {}
+    for name, param in inspect.signature(apply).parameters.items():
+        info = param.default
+        if isinstance(info, typer.models.OptionInfo):
+            kwargs[name] = info.default
+            for decl in info.param_decls or ():
+                flags[decl] = (name, param.annotation in ("bool", bool))
+        else:
+            positional.append(name)
+    rest = list(argv[1:])
+    values: list[str] = []
+    while rest:
+        word = rest.pop(0)
+        if word.startswith("-") and len(word) > 1:
+            if word not in flags:
+                return None
+            name, is_flag = flags[word]
+            if is_flag:
+                kwargs[name] = True
+            elif not rest:
+                return None
+            else:
+                kwargs[name] = rest.pop(0)
+        else:
+            values.append(word)
+    if len(positional) != 2 or not values:
+        return None
+    kwargs[positional[0]] = Path(values[0])
+    kwargs[positional[1]] = values[1:] or None
+    logging.basicConfig(level=logging.WARNING, format="fstsynth: %(message)s", force=True)
+    try:
+        watchdog = guard.start_from_option(os.environ.get("FSTSYNTH_MEMORY_LIMIT"))
+    except UserError as exc:
+        typer.echo(f"fstsynth: error: {exc}", err=True)
+        return 2
+    try:
+        apply(**kwargs)  # type: ignore[arg-type]
+        sys.stdout.flush()
+    except typer.Exit as exc:
+        return exc.exit_code
+    finally:
+        watchdog.stop(wait=False)  # the process ends now: the watchdog ends on its own
+    return 0
 
 
 @app.command()
@@ -386,7 +456,7 @@ def evaluate(
         if json_path is not None:
             check_writable(json_path)
         model = load_model(model_dir)
-        pm = model.with_tables(model.pair(source, target))
+        pm = model.pair(source, target)
         result = evaluate_pairs(pm, gold, max_errors=None if json_path is not None else errors)
         typer.echo(format_evaluation(result, errors, join))
         if json_path is not None:

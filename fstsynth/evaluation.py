@@ -141,7 +141,7 @@ def derive(pm: "PairModel", word: Sequence[str]) -> tuple[list[Word], tuple[Firi
     agrees with."""
     from fstsynth.interpreter import trace
 
-    form = pm.compiled.map_unknown(word)
+    form = pm.map_unknown(word)
     forms = [form]
     found = []
     for k, (output, steps) in enumerate(trace(pm.program, form, pm.features), start=1):

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 #: Passes with more states are not drawn: the drawing would be unreadable (and slow).
 MAX_DRAWN_STATES = 60
+#: A pass whose stages compose into at most this many states is composed to be drawn.
+MAX_COMPOSED_STATES = 200_000
 #: Training words shown under each rule (the count says how many there are).
 MAX_EXAMPLES = 8
 #: Wrong training pairs listed per column pair.
@@ -142,7 +144,11 @@ def _svg(pm: "PairModel", k: int) -> str:
     from exporters.dot import Error as DotError
     from exporters.dot import to_svg
 
-    fst = pm.compiled.passes[k]
+    transducers = pm.transducers()
+    if transducers.pass_states_bound(k + 1) > MAX_COMPOSED_STATES:
+        # Composing the pass's stages could take long; no drawing this large is read.
+        return f'<p class="muted">The transducer of pass {k + 1} is too large to draw here.</p>'
+    fst = transducers.pass_transducer(k + 1)
     states = fst.num_states()
     if states > MAX_DRAWN_STATES:
         return f'<p class="muted">The transducer of pass {k + 1} has {states} states: too many to draw here.</p>'

@@ -1,21 +1,24 @@
-"""Apply throughput: the compiled transducer's table walker vs the interpreter.
+"""Apply speed: `fstsynth apply` against HFST's and foma's lookup on the same model.
 
-For each chosen column pair of the dev split, learn and compile its program once, save
-it as a model directory, then predict N random words (seeded; token frequencies and word
-lengths of the pair's source column):
-  - tables:      `PairModel.predict_many` (per-pass tables: deterministic ones, or
-                 bimachines for a program with a pass that is not subsequential), in-process,
-                 cold (the first run builds the lazy product of the passes) and warm;
-  - cli:         `python -m fstsynth apply MODEL < words.txt` on --cli-words words (the
-                 N words, repeated), minus the same command's wall time on one word
-                 (start-up: imports, model load, recompiling for the tables): on N words
-                 alone the start-up's variation could exceed the fast pairs' work;
-  - cascade:     `Compiled.apply` (the word composed with each pass transducer in turn,
-                 shortest path), on a sample;
-  - interpreter: `interpreter.run`, on a sample.
-Every output on the samples is compared: tables == cascade == interpreter.
-The process is pinned to one core. Targets: tables >= 100,000 words/s and >= 5x the
-interpreter.
+For each model (column pairs of the dev split, learned here with the default options;
+and a model learned from --scale spelling -> IPA pairs, as `bench_scale.py` makes them),
+the model is saved, exported by fstsynth (`export --format att`, its passes composed;
+if that composition is refused as too large, the pass files of `--passes` composed by
+HFST and foma themselves), and N random words (seeded; token frequencies and word
+lengths of the source column's words: nearly all distinct, so nothing gains from
+repeated words) are run through
+  - fstsynth:  `python -m fstsynth apply MODEL < words` (tokens separated by spaces);
+  - HFST:      `hfst-optimized-lookup` on the export (hfst-txt2fst, hfst-fst2fst -O);
+  - foma:      `flookup -i -x` on the export (foma `read att`, `save stack`);
+each as a whole command, all-in (start-up, loading the model, the words, writing the
+outputs), and on one word: its start-up. words/s = N / (all-in - start-up). The tools
+read the words unspaced (they split them into the longest symbols they know); their
+outputs are compared with fstsynth's, and so are, in-process, the apply tables against
+the interpreter and the transducers (the reference path) on samples.
+Each timing is the least of --repeat runs, the process pinned to one core: the machine
+is shared. Python runs with its bytecode cache, as an installed package does (the
+first run writes it). Targets: one word all-in <= 0.3 s; N words all-in no slower than
+HFST.
 
     python scripts/bench_apply.py --words 100000 --json /tmp/bench_apply.json
 """
@@ -23,7 +26,9 @@ interpreter.
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,20 +41,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchutil import DEV, ROOT, pin_one_core, rate, table, write_json  # noqa: E402
 
-from fstsynth.compiler import TwoWayWalker  # noqa: E402
-from fstsynth.interpreter import run  # noqa: E402
 from fstsynth.model import learn_model  # noqa: E402
-from fstsynth.problem import load_problem  # noqa: E402
+from fstsynth.problem import Problem, load_problem  # noqa: E402
 
 DEFAULT_PAIRS = [
     "finnish_morphology:0:1",
     "turkish_tatar_multiling:0:1",
     "movima_morphology:1:0",
     "sanskrit_transliteration:0:1",
+    "minangkabau_multiling:0:1",
 ]
+TOOLS = ("hfst-txt2fst", "hfst-fst2fst", "hfst-optimized-lookup", "hfst-compose", "foma", "flookup")
 
 
-def random_words(problem, source: int, count: int, seed: int) -> list[tuple[str, ...]]:
+def random_words(problem: Problem, source: int, count: int, seed: int) -> list[tuple[str, ...]]:
     words = [row[source] for row in problem.cells if row[source]]
     freq = Counter(t for w in words for t in w)
     tokens, weights = zip(*sorted(freq.items()))
@@ -58,119 +63,185 @@ def random_words(problem, source: int, count: int, seed: int) -> list[tuple[str,
     return [tuple(rng.choices(tokens, weights, k=rng.choice(lengths))) for _ in range(count)]
 
 
-def cli_seconds(model_dir: Path, words_file: Path) -> float:
+def scale_problem(size: int, lang: str, code: str, seed: int) -> Problem:
+    """The training pairs of bench_scale's model of `size` pairs, as a problem."""
+    from bench_scale import make_pairs
+
+    pairs = make_pairs(lang, code, size + 2000, seed)[2000:]  # bench_scale holds out 2,000
+    with tempfile.TemporaryDirectory() as tmp:
+        tsv = Path(tmp) / f"{lang}{size}.tsv"
+        tsv.write_text("".join(f"{' '.join(a)}\t{' '.join(b)}\n" for a, b in pairs[:size]), encoding="utf-8")
+        return load_problem(tsv)
+
+
+def timed(command: list[str], stdin: Path, cwd: Path, env: dict[str, str] | None = None) -> tuple[float, bytes]:
     started = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "fstsynth", "apply", str(model_dir)],
-        stdin=words_file.open("rb"),
-        stdout=subprocess.DEVNULL,
-        check=True,
-        cwd=ROOT,
-    )
-    return time.perf_counter() - started
+    with stdin.open("rb") as handle:
+        proc = subprocess.run(command, stdin=handle, capture_output=True, cwd=cwd, env=env, check=False)
+    took = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
+    return took, proc.stdout
+
+
+def best(
+    command: list[str], stdin: Path, cwd: Path, repeat: int, env: dict[str, str] | None = None
+) -> tuple[float, bytes]:
+    runs = [timed(command, stdin, cwd, env) for _ in range(repeat)]
+    return min(t for t, _ in runs), runs[0][1]
+
+
+def lookup_outputs(printed: bytes, count: int) -> list[str | None]:
+    """Outputs of hfst-optimized-lookup / flookup -x: one block per word, its lines
+    `input<TAB>output[<TAB>weight]` (hfst) or `output` (flookup -x); `+?`: none."""
+    blocks = printed.decode("utf-8").strip("\n").split("\n\n")
+    out: list[str | None] = []
+    for block in blocks:
+        line = block.split("\n")[0]
+        fields = line.split("\t")
+        text = fields[1] if len(fields) >= 2 else fields[0]
+        out.append(None if text.endswith("+?") else text)
+    return out + [None] * (count - len(out))
+
+
+def _stage_order(path: Path) -> tuple[int, ...]:
+    """`model.pass2.1.att` -> (2, 1): the order the stages apply in."""
+    return tuple(int(x.removeprefix("pass")) for x in path.name.split(".")[1:3])
+
+
+def export_for_tools(model_dir: Path, work: Path, env: dict[str, str]) -> tuple[Path, Path, str]:
+    """The model exported by fstsynth and compiled for HFST (optimized lookup) and foma:
+    (hfstol file, fomabin file, how). The composed AT&T export, or, if fstsynth refuses
+    to compose (too large), its stage files composed by HFST and by foma themselves."""
+    base = [sys.executable, "-m", "fstsynth", "export", str(model_dir), "-f", "att"]
+    att = work / "model.att"
+    composed = subprocess.run([*base, "-o", str(att)], capture_output=True, cwd=ROOT, env=env).returncode == 0
+    if composed:
+        stages = [att]
+    else:
+        subprocess.run([*base, "--passes", "-o", str(att)], capture_output=True, cwd=ROOT, env=env, check=True)
+        stages = sorted(work.glob("model.pass*.att"), key=_stage_order)
+    for k, stage in enumerate(stages):
+        subprocess.run(["hfst-txt2fst", "-i", str(stage), "-o", f"s{k}.hfst"], check=True, cwd=work)
+    current = "s0.hfst"
+    for k in range(1, len(stages)):
+        subprocess.run(["hfst-compose", "-1", current, "-2", f"s{k}.hfst", "-o", f"c{k}.hfst"], check=True, cwd=work)
+        current = f"c{k}.hfst"
+    hfstol, fomabin = work / "model.hfstol", work / "model.fomabin"
+    subprocess.run(["hfst-fst2fst", "-O", "-i", current, "-o", str(hfstol)], check=True, cwd=work)
+    lines = [f"read att {stage}\ndefine S{k};" for k, stage in enumerate(stages)]
+    lines += ["regex " + " .o. ".join(f"S{k}" for k in range(len(stages))) + ";", f"save stack {fomabin}", ""]
+    (work / "load.foma").write_text("\n".join(lines), encoding="utf-8")
+    subprocess.run(["foma", "-f", "load.foma"], capture_output=True, check=True, cwd=work)
+    return hfstol, fomabin, "composed by fstsynth" if composed else "stages composed by HFST and foma"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", nargs="*", default=DEFAULT_PAIRS, help="PROBLEM:SOURCE:TARGET of the dev split")
-    parser.add_argument("--words", type=int, default=100_000, help="words through the tables and the CLI")
-    parser.add_argument("--sample", type=int, default=5_000, help="words through the cascade and the interpreter")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", default="bench_apply.json", help="where to write the figures")
-    parser.add_argument("--no-cli", action="store_true", help="skip the command-line measurement")
     parser.add_argument(
-        "--cli-words", type=int, default=500_000,
-        help="words through the command line (the --words words, repeated)",
+        "--scale", type=int, default=1000, help="also a model learned from this many spelling -> IPA pairs (0: none)"
     )
+    parser.add_argument("--lang", default="es", help="wordfreq language of the scale model")
+    parser.add_argument("--epitran", default="spa-Latn", help="epitran code of the scale model")
+    parser.add_argument("--words", type=int, default=100_000, help="words through each command")
+    parser.add_argument("--sample", type=int, default=2_000, help="words through the interpreter and the transducers")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each command; the least time counts")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-tools", action="store_true", help="skip HFST and foma")
+    parser.add_argument("--json", default="bench_apply.json", help="where to write the figures")
     args = parser.parse_args()
     cpu = pin_one_core()
+    tools = not args.no_tools and all(shutil.which(t) for t in TOOLS)
+    if not args.no_tools and not tools:
+        print("HFST or foma not installed (Debian packages hfst foma): their columns are skipped", file=sys.stderr)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
 
-    rows, results = [], []
+    specs: list[tuple[str, Problem, int, int]] = []
     for spec in args.pairs:
         name, s, t = spec.split(":")
-        s, t = int(s), int(t)
-        problem = load_problem(DEV / "problems" / f"{name}.json")
+        specs.append((spec, load_problem(DEV / "problems" / f"{name}.json"), int(s), int(t)))
+    if args.scale:
+        problem = scale_problem(args.scale, args.lang, args.epitran, args.seed)
+        specs.append((f"{args.lang} spelling->IPA, {args.scale:,} pairs", problem, 0, 1))
+
+    rows, results = [], []
+    for spec, problem, s, t in specs:
+        started = time.perf_counter()
         model = learn_model(problem, pairs=[(s, t)])
+        learn_s = time.perf_counter() - started
         pm = model.pair(s, t)
         words = random_words(problem, s, args.words, args.seed)
         sample = words[: args.sample]
-
         started = time.perf_counter()
-        pm.predict_many(words[:1])  # builds the tables
-        build = time.perf_counter() - started
-        started = time.perf_counter()
-        fast = pm.predict_many(words)  # cold: the lazy product of the passes is built now
-        t_tables = time.perf_counter() - started
-        started = time.perf_counter()
-        again = pm.predict_many(words)  # warm
-        t_warm = time.perf_counter() - started
-        assert again == fast
-
-        started = time.perf_counter()
-        cascade = [pm.predict(w) for w in sample]
-        t_cascade = time.perf_counter() - started
-        started = time.perf_counter()
-        interp = [pm.interpret(w, model.features) for w in sample]  # the features the model learned with
-        t_interp = time.perf_counter() - started
-        mismatches = sum(
-            not (f == c == i) for f, c, i in zip(fast[: len(sample)], cascade, interp)
-        )
-
-        t_cli = None
-        if not args.no_cli:
-            with tempfile.TemporaryDirectory() as tmp:
-                model_dir = Path(tmp) / "model"
-                model.save(model_dir)
-                all_words = Path(tmp) / "words.txt"
-                cli_words = [words[k % len(words)] for k in range(args.cli_words)]
-                all_words.write_text("\n".join(" ".join(w) for w in cli_words) + "\n", encoding="utf-8")
-                one_word = Path(tmp) / "one.txt"
-                one_word.write_text(" ".join(words[0]) + "\n", encoding="utf-8")
-                # The least of two runs each: the machine is shared.
-                t_cli = min(cli_seconds(model_dir, all_words) for _ in range(2)) - min(
-                    cli_seconds(model_dir, one_word) for _ in range(2)
-                )
-
+        fast = pm.predict_many(words)
+        tables_s = time.perf_counter() - started
+        interp = [pm.interpret(w, model.features) for w in sample]
+        reference = [pm.transduce(w) for w in sample[:200]]
+        mismatches = sum(f != i for f, i in zip(fast, interp)) + sum(f != r for f, r in zip(fast, reference))
         r = {
-            "pair": spec,
+            "model": spec,
             "rules": pm.program.rule_count,
             "passes": len(pm.program.passes),
-            "pass_states": sum(fst.num_states() for fst in pm.compiled.passes),
-            # "deterministic": every pass determinized, walked as one lazy product;
-            # "bimachine": a pass tests a tier to the right (not subsequential), so
-            # each pass is walked twice (see compiler.TwoWayWalker).
-            "tables": "bimachine" if isinstance(pm.compiled.walker, TwoWayWalker) else "deterministic",
-            "build_tables_s": build,
-            "tables_wps": rate(len(words), t_tables),
-            "tables_warm_wps": rate(len(words), t_warm),
-            "cli_words": args.cli_words if t_cli else None,
-            "cli_wps": rate(args.cli_words, t_cli) if t_cli else None,
-            "cascade_wps": rate(len(sample), t_cascade),
-            "interpreter_wps": rate(len(sample), t_interp),
-            "mismatches": mismatches,
-            "compared": len(sample),
+            "stages": [f.num_states() for f in pm.transducers().stages],
+            "compile_s": pm.seconds.get("compilation"),
+            "learn_s": learn_s,
+            "tables_wps": rate(len(words), tables_s),
+            "mismatches_in_process": mismatches,
         }
-        r["tables_vs_interpreter"] = r["tables_wps"] / r["interpreter_wps"]
-        r["cli_vs_interpreter"] = r["cli_wps"] / r["interpreter_wps"] if r["cli_wps"] else None
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            model_dir = work / "model"
+            model.save(model_dir)
+            (work / "words.txt").write_text("\n".join(" ".join(w) for w in words) + "\n", encoding="utf-8")
+            (work / "one.txt").write_text(" ".join(words[0]) + "\n", encoding="utf-8")
+            (work / "plain.txt").write_text("\n".join("".join(w) for w in words) + "\n", encoding="utf-8")
+            (work / "plain1.txt").write_text("".join(words[0]) + "\n", encoding="utf-8")
+            command = [sys.executable, "-m", "fstsynth", "apply", str(model_dir)]
+            timed(command, work / "one.txt", ROOT, env)  # writes the bytecode cache
+            one, _ = best(command, work / "one.txt", ROOT, args.repeat, env)
+            everything, printed = best(command, work / "words.txt", ROOT, args.repeat, env)
+            ours = [" ".join(x) for x in fast]
+            r["fstsynth"] = {"one_word_s": one, "all_in_s": everything, "wps": rate(len(words), everything - one)}
+            r["mismatches_cli"] = sum(a != b for a, b in zip(printed.decode().splitlines(), ours))
+            if tools:
+                hfstol, fomabin, how = export_for_tools(model_dir, work, env)
+                r["export"] = how
+                r["export_att_bytes"] = sum(p.stat().st_size for p in work.glob("model*.att"))
+                joined = ["".join(x) for x in fast]
+                for tool, cmd in (
+                    ("hfst", ["hfst-optimized-lookup", "-q", str(hfstol)]),
+                    ("foma", ["flookup", "-i", "-x", str(fomabin)]),
+                ):
+                    t1, _ = best(cmd, work / "plain1.txt", work, args.repeat)
+                    tn, out = best(cmd, work / "plain.txt", work, args.repeat)
+                    got = lookup_outputs(out, len(words))
+                    r[tool] = {
+                        "one_word_s": t1, "all_in_s": tn, "wps": rate(len(words), tn - t1),
+                        "differ": sum(g != e for g, e in zip(got, joined)),
+                    }
         results.append(r)
-        rows.append([
-            spec + (" (bimachine)" if r["tables"] == "bimachine" else ""), r["rules"], r["pass_states"], round(build, 2), r["tables_wps"], r["tables_warm_wps"],
-            r["cli_wps"] if r["cli_wps"] else "-", r["cascade_wps"], r["interpreter_wps"],
-            f"{r['tables_vs_interpreter']:.1f}x",
-            f"{r['cli_vs_interpreter']:.1f}x" if r["cli_vs_interpreter"] else "-",
-            f"{mismatches}/{len(sample)}",
-        ])
+        row = [spec, r["rules"], sum(r["stages"]), r["compile_s"], r["tables_wps"],
+               r["fstsynth"]["one_word_s"], r["fstsynth"]["all_in_s"], r["fstsynth"]["wps"]]
+        for tool in ("hfst", "foma"):
+            found = r.get(tool)
+            row += [found["one_word_s"], found["all_in_s"], found["wps"], found["differ"]] if found else ["-"] * 4
+        row.append(r["mismatches_in_process"] + r["mismatches_cli"])
+        rows.append(row)
         print(f"done {spec}", file=sys.stderr, flush=True)
 
     print(
-        f"apply throughput, words/s on one core (cpu {cpu}); {args.words:,} words, samples of "
-        f"{args.sample:,}" + ("" if args.no_cli else f", {args.cli_words:,} through the command line")
+        f"apply, {args.words:,} words through each command (all-in: start-up, model, words, output), "
+        f"one core (cpu {cpu}), least of {args.repeat} runs; 1w = one word all-in; load {os.getloadavg()[0]:.1f}"
     )
     print(table(
-        ["pair", "rules", "states", "build s", "tables", "warm", "cli", "cascade", "interp", "tab/int", "cli/int", "mismatch"],
+        ["model", "rules", "states", "compile s", "tables w/s",
+         "fstsynth 1w", "all-in", "w/s", "hfst 1w", "all-in", "w/s", "differ",
+         "foma 1w", "all-in", "w/s", "differ", "mismatch"],
         rows,
     ))
-    write_json(args.json, {"benchmark": "apply", "words": args.words, "sample": args.sample, "cpu": cpu, "results": results})
+    write_json(args.json, {"benchmark": "apply", "words": args.words, "cpu": cpu, "results": results})
 
 
 if __name__ == "__main__":

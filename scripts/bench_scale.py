@@ -4,11 +4,11 @@ Spelling -> IPA pairs made by `epitran` (a language with regular orthography, Sp
 by default) for words from `wordfreq`'s list (both ship their data; install the
 benchmark extra: `pip install '.[bench]'`). Source tokens are letters, target tokens
 epitran's IPA segments. For each training size N: learning time (alignment and
-synthesis), compile time, the pass transducers' states/arcs (what the model keeps and
-`apply` uses; `--composed` also times and measures their composition, which only a
-composed export builds), and Exact on held-out words
-(predicted with the transducer's tables; a sample is also run through the interpreter
-and every difference counted). Learning time is also given per 1,000 pairs, so growth
+synthesis), compile time, the stage transducers' states/arcs (what the model keeps for
+exports; `--composed` also times and measures their composition, which only a composed
+export builds), and Exact on held-out words
+(predicted with the apply tables; a sample is also run through the interpreter and
+every difference counted). Learning time is also given per 1,000 pairs, so growth
 faster than linear shows as a rising column.
 
 Targets: learning time no worse than about linear (10,000 pairs under 60 s), Exact at
@@ -92,19 +92,19 @@ def main() -> None:
         compiled = compile_program(result.program, alphabet, features)
         t_compile = time.perf_counter() - started
         started = time.perf_counter()
-        predictions = compiled.apply_many([s for s, _ in heldout])
+        predictions = compiled.tables().apply_many([s for s, _ in heldout])
         t_predict = time.perf_counter() - started
         exact = sum(p == tgt for p, (_, tgt) in zip(predictions, heldout)) / len(heldout)
         sample = heldout[: args.check_sample]
         mismatches = sum(
             run(result.program, compiled.map_unknown(s), features) != p for (s, _), p in zip(sample, predictions)
         )
-        states = sum(fst.num_states() for fst in compiled.passes)
-        arcs = sum(map(arc_count, compiled.passes))
+        states = sum(fst.num_states() for fst in compiled.transducers.stages)
+        arcs = sum(map(arc_count, compiled.transducers.stages))
         composed: dict[str, float | int] = {}
         if args.composed:
             started = time.perf_counter()
-            fst = compiled.fst
+            fst = compiled.transducers.composed()
             composed = {
                 "composed_s": time.perf_counter() - started,
                 "composed_states": fst.num_states(),

@@ -87,7 +87,9 @@ def main() -> None:
             "fstsynth_s": wall,
             **{f"{k}_s": v for k, v in parts.items()},
             "worst_compile_s": worst,
-            "rules_max": max((pm.program.rule_count for pm in report.model.pairs.values()), default=0) if report.model else 0,
+            "rules_max": (
+                max((pm.program.rule_count for pm in report.model.pairs.values()), default=0) if report.model else 0
+            ),
             "mismatches": len(report.mismatches),
             "fstsynth_exact": exact,
             "peer_s": peer_wall,

@@ -10,8 +10,8 @@ from fstsynth.dsl import Program
 from fstsynth.interpreter import run
 from fstsynth.model import restore_unknown
 
-#: "tables" is the transducer walked as per-pass tables (`Compiled.fast`): deterministic
-#: ones, or bimachines for programs with a pass that is not subsequential.
+#: "transducer": the word composed with each stage of the compiled passes in turn;
+#: "tables": the apply tables (`Compiled.tables`, each pass a bimachine as arrays).
 BACKENDS = ("interpreter", "transducer", "tables")
 
 
@@ -39,7 +39,7 @@ def run_with(
     if backend == "interpreter":
         output = run(program, mapped, features)
     elif backend == "tables":
-        output = compiled.fast()(word)
+        output = compiled.tables().apply(word)
     else:
         output = compiled.apply(word)
     # As `PairModel.predict` does: unseen tokens come back where they were kept or copied.

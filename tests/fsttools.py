@@ -76,8 +76,8 @@ def _split_batch(tokens: list[str], count: int) -> list[Word | None]:
 def openfst_apply(
     far: Path, keys: str | Sequence[str], symbols: Path, words: Sequence[Word], tmp: Path
 ) -> list[Word | None]:
-    """Apply the FST `keys` of `far` (or several, one after the other: a model's pass
-    transducers) to all words with OpenFst's command-line tools.
+    """Apply the FST `keys` of `far` (or several, one after the other: a model's
+    transducers, stage by stage) to all words with OpenFst's command-line tools.
 
     `farextract` takes each FST out of the archive; the batch is one string
     `w1 SEP w2 SEP ...` and each transducer is extended by OpenFst itself to
@@ -89,7 +89,9 @@ def openfst_apply(
     chain = [keys] if isinstance(keys, str) else list(keys)
     table = symbols.read_text(encoding="utf-8").splitlines()
     labels = {line.split("\t")[0]: int(line.split("\t")[1]) for line in table if line}
-    sep_label = max(labels.values()) + 1
+    # Far above any label of the model's own tables (tokens, then the symbols between
+    # its stages), which `symbols` does not list.
+    sep_label = max(max(labels.values()) + 1, 1 << 30)
     syms = tmp / "batch.syms"
     syms.write_text("\n".join([*table, f"{SEPARATOR}\t{sep_label}"]) + "\n", encoding="utf-8")
     lines = []
@@ -135,7 +137,7 @@ def openfst_apply(
 
 def hfst_apply(att: Path | Sequence[Path], words: Sequence[Word], tmp: Path) -> list[Word | None]:
     """Compile AT&T text with `hfst-txt2fst` and apply it to every word (or several,
-    one after the other: a model's pass transducers).
+    one after the other: a model's passes or stages).
 
     The words are compiled with `hfst-strings2fst -S` (space-separated symbols, so the
     tokenization is exactly fstsynth's), composed with the model (`hfst-compose`,
@@ -151,7 +153,6 @@ def hfst_apply(att: Path | Sequence[Path], words: Sequence[Word], tmp: Path) -> 
         run(["hfst-project", "-p", "output", "-i", "applied.hfst", "-o", "outputs.hfst"], tmp)
     printed = run(["hfst-fst2strings", "-S", "-X", "print-space", "-i", "outputs.hfst"], tmp)
     results: list[Word | None] = []
-    current: list[str] = []
     # `--` separates the inputs' string sets (none after the last); an output that is
     # the empty string is an empty line.
     blocks: list[list[str]] = [[]]
@@ -198,7 +199,7 @@ def foma_spaced_apply(
     load: str | Sequence[str], tokens: Sequence[str], words: Sequence[Word], tmp: Path
 ) -> list[Word | None]:
     """Apply a foma network to every word with `flookup -i` (apply down); given several,
-    apply them one after the other (a model's pass transducers), each output the next
+    apply them one after the other (a model's passes or stages), each output the next
     one's input.
 
     `load` is the foma command(s) that put the network on the stack (`read att F` or

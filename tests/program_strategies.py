@@ -218,8 +218,8 @@ def cases(draw: st.DrawFn, words_per_case: int = 12) -> Case:
 
 
 def check_case(case: Case, compile_seconds: float | None = None) -> list[Mismatch]:
-    """Compile the case's program and compare the interpreter with the transducer (the
-    cascade FST and the per-pass tables) on each of its words.
+    """Compile the case's program and compare the interpreter with the transducer (its
+    stages, one after the other, and the apply tables) on each of its words.
 
     With `compile_seconds`, a program whose compilation takes longer raises
     `fstsynth.compiler.TimeLimitError` (the long run counts those as skipped and says so).
@@ -229,8 +229,8 @@ def check_case(case: Case, compile_seconds: float | None = None) -> list[Mismatc
     mismatches = []
     for word in case.words:
         expected = run(case.program, compiled.map_unknown(word), case.features)
-        # The cascade FST, then the same transducer walked as per-pass tables.
-        for backend in (compiled.apply, lambda w: compiled.fast()(w)):
+        # The stages' transducers, then the apply tables.
+        for backend in (compiled.apply, compiled.tables().apply):
             try:
                 got: object = backend(word)
             except Exception as exc:  # an internal compiler error is a mismatch to report

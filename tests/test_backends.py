@@ -226,7 +226,9 @@ def test_tier_predicates_agree_on_every_short_word():
         )
     )
     compiled = compile_program(program, TIER_ALPHABET, TIER_FEATURES)
+    tables = compiled.tables()
     for n in range(5):
         for word in itertools.product(("a", "o", "t", "b", "q"), repeat=n):
             expected = interpret(program, compiled.map_unknown(word), TIER_FEATURES)
             assert compiled.apply(word) == expected, word
+            assert tables.apply(word) == expected, word

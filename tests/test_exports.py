@@ -7,6 +7,7 @@ The benchmark-wide interop check is in test_exports_benchmark.py.
 from __future__ import annotations
 
 import itertools
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -80,8 +81,9 @@ def paradigm(tmp_path_factory) -> Path:
 def plural_words() -> list[tuple[str, ...]]:
     """Training sources, the example words, and a word with unseen tokens."""
     lines = (DATA / "plural.tsv").read_text(encoding="utf-8").splitlines()
-    train = [tuple(l.split("\t")[0].split()) for l in lines if l and not l.startswith("#")]
-    extra = [tuple(l.split()) for l in (DATA / "plural-words.txt").read_text(encoding="utf-8").splitlines() if l]
+    train = [tuple(line.split("\t")[0].split()) for line in lines if line and not line.startswith("#")]
+    words_text = (DATA / "plural-words.txt").read_text(encoding="utf-8")
+    extra = [tuple(line.split()) for line in words_text.splitlines() if line]
     return train + extra + [("q", "ʌ", "ʒ")]
 
 
@@ -89,7 +91,7 @@ def fstsynth_apply(model: Path, words, *pair: str) -> list[tuple[str, ...]]:
     """`fstsynth apply`'s own output, as the reference every tool is compared with."""
     result = cli("apply", str(model), *pair, input="\n".join(" ".join(w) for w in words) + "\n")
     assert result.exit_code == 0, result.output
-    return [tuple(line.split()) for line in result.output.splitlines()]
+    return [tuple(line.split()) for line in result.stdout.splitlines()]
 
 
 def read_as_model(model: Path, words, *pair: str):
@@ -97,8 +99,14 @@ def read_as_model(model: Path, words, *pair: str):
     transducer before unseen tokens are put back (what an external tool gives)."""
     m = load_model(model)
     pm = m.pair(*[p for p in pair if not p.startswith("-")] or [None])
-    mapped = [pm.compiled.map_unknown(w) for w in words]
+    mapped = [pm.map_unknown(w) for w in words]
     return m, pm, mapped
+
+
+def stage_keys(model: Path, source: int = 0, target: int = 1) -> list[str]:
+    """The FAR keys of a pair's transducers in the model, in the order they apply."""
+    doc = json.loads((model / "model.json").read_text(encoding="utf-8"))
+    return next(e["stages"] for e in doc["pairs"] if (e["source"], e["target"]) == (source, target))
 
 
 def seen_words(model: Path) -> list[tuple[str, ...]]:
@@ -115,15 +123,17 @@ def test_far_is_read_by_openfst_tools_with_token_names(plural: Path, tmp_path: P
     require("farinfo", "farextract", "fstinfo", "fstprint")
     exported = tmp_path / "plural.far"
     assert cli("export", str(plural), "--format", "far", "-o", str(exported)).exit_code == 0
-    # The model's own archive keeps the pass transducers; the export, their composition.
-    for far, keys in ((plural / "model.far", ["pair-0-1.pass1"]), (exported, ["pair-0-1"])):
+    # The model's own archive keeps the passes' transducers; the export, their composition.
+    stages = stage_keys(plural)
+    assert stages[0].startswith("pair-0-1.pass1.")
+    for far, keys in ((plural / "model.far", stages), (exported, ["pair-0-1"])):
         info = run(["farinfo", str(far)], tmp_path)
         assert f"# of FSTs                                         {len(keys)}" in info
         listing = run(["farinfo", "--list_fsts", str(far)], tmp_path)
-        assert [line.split()[0] for line in listing.splitlines()[1:] if line.strip()] == keys
+        assert [line.split()[0] for line in listing.splitlines()[1:] if line.strip()] == sorted(keys)
         run(["farextract", "--filename_prefix=x-", str(far)], tmp_path)
         fst_info = run(["fstinfo", f"x-{keys[0]}"], tmp_path)
-        symbols_line = next(l for l in fst_info.splitlines() if l.startswith("input symbol table"))
+        symbols_line = next(line for line in fst_info.splitlines() if line.startswith("input symbol table"))
         assert "none" not in symbols_line
         printed = run(["fstprint", f"x-{keys[0]}"], tmp_path)
         labels = {field for line in printed.splitlines() for field in line.split("\t")[2:4]}
@@ -142,7 +152,7 @@ def test_far_export_of_one_pair_round_trips_through_farextract(paradigm: Path, t
     everything = tmp_path / "all.far"
     assert cli("export", str(paradigm), "--format", "far", "-o", str(everything)).exit_code == 0
     listing = run(["farinfo", "--list_fsts", str(everything)], tmp_path)
-    assert len([l for l in listing.splitlines()[1:] if l.strip()]) == len(load_model(paradigm).pairs)
+    assert len([line for line in listing.splitlines()[1:] if line.strip()]) == len(load_model(paradigm).pairs)
 
 
 def test_openfst_cli_applies_the_far_like_fstsynth_apply(plural: Path, tmp_path: Path) -> None:
@@ -154,9 +164,10 @@ def test_openfst_cli_applies_the_far_like_fstsynth_apply(plural: Path, tmp_path:
     (tmp_path / "composed").mkdir()
     (tmp_path / "passes").mkdir()
     got = openfst_apply(exported, "pair-0-1", plural / "symbols.txt", mapped, tmp_path / "composed")
-    keys = [f"pair-0-1.pass{k}" for k in range(1, len(pm.compiled.passes) + 1)]
-    by_pass = openfst_apply(plural / "model.far", keys, plural / "symbols.txt", mapped, tmp_path / "passes")
-    assert got == by_pass == [pm.compiled.apply(w) for w in mapped]
+    by_pass = openfst_apply(
+        plural / "model.far", stage_keys(plural), plural / "symbols.txt", mapped, tmp_path / "passes"
+    )
+    assert got == by_pass == [pm.transducers().apply(w) for w in mapped]
     # Where no unseen token is involved, that is exactly what `fstsynth apply` prints.
     reference = fstsynth_apply(plural, words)
     known = [k for k, w in enumerate(words) if w == mapped[k]]
@@ -167,12 +178,14 @@ def test_export_passes_writes_one_transducer_per_pass(paradigm: Path, tmp_path: 
     require("farinfo", "hfst-txt2fst")
     model = load_model(paradigm)
     pm = model.pair("stem", "in stem")
-    count = len(pm.compiled.passes)
+    count = len(pm.program.passes)
     far = tmp_path / "p.far"
-    assert cli("export", str(paradigm), "-f", "far", "-s", "stem", "-t", "in stem", "--passes", "-o", str(far)).exit_code == 0
+    pair = ("-s", "stem", "-t", "in stem")
+    assert cli("export", str(paradigm), "-f", "far", *pair, "--passes", "-o", str(far)).exit_code == 0
     listing = run(["farinfo", "--list_fsts", str(far)], tmp_path)
-    assert [l.split()[0] for l in listing.splitlines()[1:] if l.strip()] == [f"pair-0-2.pass{k}" for k in range(1, count + 1)]
-    result = cli("export", str(paradigm), "-f", "att", "-s", "stem", "-t", "in stem", "--passes", "-o", str(tmp_path / "p.att"))
+    keys = [line.split()[0] for line in listing.splitlines()[1:] if line.strip()]
+    assert keys == [f"pair-0-2.pass{k}" for k in range(1, count + 1)]
+    result = cli("export", str(paradigm), "-f", "att", *pair, "--passes", "-o", str(tmp_path / "p.att"))
     assert result.exit_code == 0, result.output
     written = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("p."))
     assert written == sorted(["p.far", "p.syms", *[f"p.pass{k}.att" for k in range(1, count + 1)]])
@@ -219,13 +232,13 @@ def run_readme_block(marker: str, plural: Path, tmp_path: Path) -> list[str]:
 @pytest.mark.parametrize("marker", ["model-pair-0-1 |", "model-pair-0-1.pass1"])
 def test_readme_openfst_recipes(plural: Path, tmp_path: Path, marker: str) -> None:
     """The README's OpenFst commands, run as written (one word per FST): the exported
-    composition, and the model's own pass transducers one after the other."""
+    composition, and the model's own stage transducers one after the other."""
     require("farextract", "farcompilestrings", "fstcompose", "farcreate", "farprintstrings")
     words = plural_words()
     (tmp_path / "words.txt").write_text("\n".join(" ".join(w) for w in words) + "\n", encoding="utf-8")
     outputs = run_readme_block(marker, plural, tmp_path)
     _, pm, mapped = read_as_model(plural, words)
-    assert [tuple(l.split()) for l in outputs] == [pm.compiled.apply(w) for w in mapped]
+    assert [tuple(line.split()) for line in outputs] == [pm.transducers().apply(w) for w in mapped]
 
 
 @pytest.mark.parametrize("marker", ["hfst-txt2fst -i $p", "save defined passes.defs"])
@@ -237,7 +250,7 @@ def test_readme_pass_by_pass_recipes(plural: Path, tmp_path: Path, marker: str) 
     outputs = run_readme_block(marker, plural, tmp_path)
     reference = fstsynth_apply(plural, words)
     if "hfst" in marker:
-        assert [tuple(l.split()) for l in outputs] == reference
+        assert [tuple(line.split()) for line in outputs] == reference
     else:  # foma prints the words unspaced
         assert outputs == ["".join(r) for r in reference]
 
@@ -254,7 +267,10 @@ def test_att_compiles_in_hfst_and_gives_fstsynth_outputs(plural: Path, tmp_path:
     words = plural_words()
     _, pm, mapped = read_as_model(plural, words)
     (tmp_path / "h").mkdir()
-    assert hfst_apply(att, mapped, tmp_path / "h") == [pm.compiled.apply(w) for w in mapped]
+    assert hfst_apply(att, mapped, tmp_path / "h") == [pm.transducers().apply(w) for w in mapped]
+    # Tokens the model never saw pass through HFST as through fstsynth.
+    (tmp_path / "u").mkdir()
+    assert hfst_apply(att, words, tmp_path / "u") == fstsynth_apply(plural, words)
 
 
 def test_hfst_lookup_on_plain_words_as_in_the_readme(plural: Path, tmp_path: Path) -> None:
@@ -274,11 +290,24 @@ def test_att_is_read_by_foma_and_by_openfst_fstcompile(plural: Path, tmp_path: P
     words = plural_words()
     _, pm, mapped = read_as_model(plural, words)
     (tmp_path / "f").mkdir()
-    got = foma_spaced_apply(f"read att {att}", sorted(pm.compiled.labels), mapped, tmp_path / "f")
-    assert got == [pm.compiled.apply(w) for w in mapped]
+    got = foma_spaced_apply(f"read att {att}", sorted(pm.tables.tokens), mapped, tmp_path / "f")
+    assert got == [pm.transducers().apply(w) for w in mapped]
+    # Tokens the model never saw pass through foma as through fstsynth.
+    (tmp_path / "u").mkdir()
+    unseen = sorted({t for w in words for t in w} - set(pm.tables.tokens))
+    assert unseen
+    got = foma_spaced_apply(f"read att {att}", sorted(pm.tables.tokens) + unseen, words, tmp_path / "u")
+    assert got == fstsynth_apply(plural, words)
     # OpenFst reads the same text back with the .syms file: the same transducer.
     syms = tmp_path / "plural.syms"
-    run(["fstcompile", f"--isymbols={syms}", f"--osymbols={syms}", str(att), "back.fst"], tmp_path)
+    run(["fstcompile", f"--isymbols={syms}", f"--osymbols={syms}", str(att), "compiled.fst"], tmp_path)
+    # The identity and unknown symbols are aliases of <unk> there: each doubles an arc
+    # on <unk>, which the transducer keeps too (for words written with <unk>).
+    printed = run(["fstprint", "compiled.fst"], tmp_path)
+    lines = list(dict.fromkeys(printed.splitlines()))
+    assert len(lines) < len(printed.splitlines())
+    (tmp_path / "back.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run(["fstcompile", "back.txt", "back.fst"], tmp_path)
     assert cli("export", str(plural), "--format", "far", "-o", str(tmp_path / "plural.far")).exit_code == 0
     run(["farextract", "--filename_prefix=x-", "plural.far"], tmp_path)
     run(["fstsymbols", "--clear_isymbols", "--clear_osymbols", "x-pair-0-1", "orig.fst"], tmp_path)
@@ -289,7 +318,7 @@ def test_att_is_read_by_foma_and_by_openfst_fstcompile(plural: Path, tmp_path: P
 def test_att_refuses_tokens_hfst_and_foma_read_specially() -> None:
     from exporters.att import Error
 
-    fst = compile_program(Program(()), ("a", "@0@"), {}).fst
+    fst = compile_program(Program(()), ("a", "@0@"), {}).transducers.composed()
     with pytest.raises(Error, match="@0@"):
         to_att(fst)
 
@@ -299,7 +328,8 @@ def test_att_refuses_tokens_hfst_and_foma_read_specially() -> None:
 
 def test_foma_script_compiles_and_matches_fstsynth(plural: Path, paradigm: Path, tmp_path: Path) -> None:
     require("foma", "flookup")
-    for model, pairs in ((plural, [()]), (paradigm, [("--source", "stem", "--target", t) for t in ("my stem", "in stem")])):
+    paradigm_pairs = [("--source", "stem", "--target", t) for t in ("my stem", "in stem")]
+    for model, pairs in ((plural, [()]), (paradigm, paradigm_pairs)):
         for pair in pairs:
             script = tmp_path / "rules.foma"
             assert cli("export", str(model), "--format", "foma", "-o", str(script), *pair).exit_code == 0
@@ -307,11 +337,11 @@ def test_foma_script_compiles_and_matches_fstsynth(plural: Path, paradigm: Path,
             problem_words = plural_words() if model == plural else [
                 row[pm.source] for row in load_problem(DATA / "paradigm.json").cells if row[pm.source]
             ]
-            mapped = [pm.compiled.map_unknown(w) for w in problem_words]
+            mapped = [pm.map_unknown(w) for w in problem_words]
             work = tmp_path / f"w{len(list(tmp_path.iterdir()))}"
             work.mkdir()
-            got = foma_spaced_apply(f"source {script}", sorted(pm.compiled.labels), mapped, work)
-            assert got == [pm.compiled.apply(w) for w in mapped]
+            got = foma_spaced_apply(f"source {script}", sorted(pm.tables.tokens), mapped, work)
+            assert got == [pm.transducers().apply(w) for w in mapped]
 
 
 def test_readme_foma_recipes_on_plain_words(plural: Path, tmp_path: Path) -> None:
@@ -370,7 +400,10 @@ TIER_PROGRAM = Program((
     Pass((
         Rule((IsToken("i", 0), TierIs("vowel", "long", -2)), ReplaceBy("i", ("t",))),
         Rule((IsToken(BOUNDARY, 0), TierIs("vowel", "long", 1)), Insert(("h",))),
-        Rule((IsToken("a", 0), TierIs("vowel", BOUNDARY, 1), Not(TierIs("vowel", BOUNDARY, -1))), ReplaceBy("a", ("a:",))),
+        Rule(
+            (IsToken("a", 0), TierIs("vowel", BOUNDARY, 1), Not(TierIs("vowel", BOUNDARY, -1))),
+            ReplaceBy("a", ("a:",)),
+        ),
         Rule((Is("vowel", 0), Not(TierIs("vowel", "long", -2))), Identity()),
         Rule((IsToken("t", 0), TierIs("vowel", "long", -1)), ReplaceBy("t", ("d",))),
         Rule((IsToken("s", 0), Not(TierIs("vowel", "long", 2))), Delete()),
@@ -400,9 +433,10 @@ def test_every_construct_through_foma_script_and_att(program, alphabet, features
     assert expected == [compiled.apply(w) for w in mapped]  # the compiler agrees too
     assert len(set(expected)) > variety, "the program should do many different things"
 
-    tokens = sorted(compiled.labels)
+    tokens = sorted(compiled.tokens)
     (tmp_path / "rules.foma").write_text(program_to_foma(program, tokens, features), encoding="utf-8")
-    (tmp_path / "model.att").write_text(to_att(compiled.fst), encoding="utf-8")
+    composed = compiled.transducers.composed()
+    (tmp_path / "model.att").write_text(to_att(composed, composed.input_symbols().find("<unk>")), encoding="utf-8")
     for name, load in (("script", f"source {tmp_path / 'rules.foma'}"), ("att", f"read att {tmp_path / 'model.att'}")):
         work = tmp_path / name
         work.mkdir()
@@ -418,32 +452,34 @@ def test_every_construct_through_foma_script_and_att(program, alphabet, features
 
 
 def test_pass_transducers_one_after_the_other_in_every_tool(tmp_path: Path) -> None:
-    """The pass transducers (what the model keeps, `export --passes` writes) and the
-    uncomposed foma script, applied one pass after the other by OpenFst, HFST and foma,
-    give the interpreter's outputs; what flows between the passes carries tagged tokens,
-    named in the symbol table (the script's own tag symbols, in the script)."""
+    """The stage transducers (what the model keeps; `export --passes` composes each
+    pass's) and the uncomposed foma script, applied one after the other by OpenFst,
+    HFST and foma, give the interpreter's outputs; what flows between them carries
+    annotated and tagged tokens, named in the symbol table (the script's own tag
+    symbols, in the script)."""
     require("farextract", "fstcompile", "fstcompose", "hfst-txt2fst", "hfst-compose", "foma", "flookup")
-    from exporters.far import write_far
+    from fstsynth.far import write_far
 
     compiled = compile_program(EVERY_CONSTRUCT, SMALL_ALPHABET, SMALL_FEATURES)
-    assert len(compiled.passes) == 2
-    between = {tok for _, tok in compiled.symbols} - set(compiled.labels) - {"<eps>", "<s>"}
+    trans = compiled.transducers
+    assert len(compiled.machines) == 2 and len(trans.stages) >= 2
+    between = {tok for _, tok in trans.symbols} - set(compiled.tokens) - {"<eps>"}
     assert any(name.startswith("a<") for name in between), between  # tagged tokens, readable
     words = [*all_words(SMALL_ALPHABET, 3), ("b", "a")]  # `b` is unseen: <unk>
     mapped = [compiled.map_unknown(w) for w in words]
     expected = [interpret(EVERY_CONSTRUCT, w, SMALL_FEATURES) for w in mapped]
-    keys = ["p.pass1", "p.pass2"]
-    write_far(tmp_path / "passes.far", dict(zip(keys, compiled.passes)))
-    compiled.token_symbols().write_text(str(tmp_path / "tokens.syms"))
+    keys = trans.stage_keys("p")
+    write_far(tmp_path / "passes.far", dict(zip(keys, trans.stages)))
+    trans.token_symbols().write_text(str(tmp_path / "tokens.syms"))
     atts = []
-    for k, fst in enumerate(compiled.passes, start=1):
-        atts.append(tmp_path / f"pass{k}.att")
+    for k, fst in enumerate(trans.stages, start=1):
+        atts.append(tmp_path / f"stage{k}.att")
         atts[-1].write_text(to_att(fst), encoding="utf-8")
-    tokens = sorted(compiled.labels)
+    tokens = sorted(compiled.tokens)
     script = tmp_path / "rules.foma"
     script.write_text(program_to_foma(EVERY_CONSTRUCT, tokens, SMALL_FEATURES, compose=False), encoding="utf-8")
-    commands = [l for l in script.read_text(encoding="utf-8").splitlines() if not l.startswith("#")]
-    assert not any(l.startswith(("regex", "define Model")) for l in commands)  # nothing composed
+    commands = [line for line in script.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+    assert not any(line.startswith(("regex", "define Model")) for line in commands)  # nothing composed
     outputs = {}
     for tool in ("OpenFst", "HFST", "foma", "foma rules"):
         work = tmp_path / tool.replace(" ", "_")
@@ -453,7 +489,8 @@ def test_pass_transducers_one_after_the_other_in_every_tool(tmp_path: Path) -> N
         elif tool == "HFST":
             outputs[tool] = hfst_apply(atts, mapped, work)
         elif tool == "foma":
-            outputs[tool] = foma_spaced_apply([f"read att {a}" for a in atts], sorted(set(tokens) | between), mapped, work)
+            reads = sorted(set(tokens) | between)
+            outputs[tool] = foma_spaced_apply([f"read att {a}" for a in atts], reads, mapped, work)
         else:
             tags = tag_symbols(EVERY_CONSTRUCT, tokens, SMALL_FEATURES)
             assert tags, "the program's second pass tests what the first did"
@@ -505,7 +542,7 @@ def test_too_big_to_draw_is_a_clear_error(plural: Path, tmp_path: Path) -> None:
     from exporters.dot import Error, to_dot
 
     with pytest.raises(Error, match="too many to draw"):
-        to_dot(load_model(plural).pair().compiled.fst, max_states=2)
+        to_dot(load_model(plural).pair().transducers().composed(), max_states=2)
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -555,7 +592,7 @@ def test_apply_trace_shows_passes_and_rules(plural: Path) -> None:
     lines = result.output.splitlines()
     assert lines[0] == "b ʌ s ɪ z"
     assert "  input:  b ʌ s" in lines and "  pass 1: b ʌ s ɪ z" in lines
-    assert any(l.startswith("    at 3 (s): rule ") and l.endswith("=>  s ɪ z") for l in lines)
+    assert any(line.startswith("    at 3 (s): rule ") and line.endswith("=>  s ɪ z") for line in lines)
     assert "k a t s" in lines
 
 

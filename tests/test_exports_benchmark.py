@@ -1,6 +1,6 @@
 """Interop on every dev benchmark problem: for each column pair, the training and test
 source words give identical outputs in fstsynth, the OpenFst command-line tools (the
-model's FAR, its pass transducers one after the other, and the composed FAR export),
+model's FAR, its stage transducers one after the other, and the composed FAR export),
 HFST and foma (the AT&T export) and foma (the rule-script export).
 
 A composition too large for HFST and foma to read in good time (MAX_ARCS) is checked
@@ -13,8 +13,8 @@ Each tool runs a fixed number of processes per column pair and pass (see fsttool
 
 from __future__ import annotations
 
-import math
 import os
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,7 @@ import pytest
 from conftest import benchmark_problems, needs_benchmark
 from exporters.export import export_model
 from exporters.foma_script import tag_symbols
-from fstsynth.compiler import arc_count
+from fstsynth.compiler import CompositionTooLargeError, arc_count
 from fsttools import foma_definitions, foma_spaced_apply, hfst_apply, openfst_apply, require
 
 TOOLS = (
@@ -37,18 +37,15 @@ TOOLS = (
 # composed exports of such problems too, by hand: FSTSYNTH_INTEROP_MAX_ARCS=0 (no limit)
 # python -m pytest tests/test_exports_benchmark.py -k NAME
 MAX_ARCS = int(os.environ.get("FSTSYNTH_INTEROP_MAX_ARCS", 1_000_000)) or None
-# The composition is not even built when its states could exceed this (the product of
-# the passes' states bounds them): with right contexts it can be huge (a program learned
-# with the default settings took over 14 GB before it was stopped).
-MAX_PRODUCT_STATES = 300_000
-
-
-def _composed_is_small(passes, compose) -> bool:
+def _composed_is_small(trans) -> bool:
+    """Whether the stages' composition is built (see `compose_passes`) and small
+    enough for HFST and foma to read in good time."""
     if not MAX_ARCS:
         return True
-    if math.prod(fst.num_states() for fst in passes) > MAX_PRODUCT_STATES:
+    try:
+        return arc_count(trans.composed()) <= MAX_ARCS
+    except CompositionTooLargeError:
         return False
-    return arc_count(compose()) <= MAX_ARCS
 
 
 @needs_benchmark
@@ -62,14 +59,15 @@ def test_every_tool_gives_fstsynth_outputs(name: str, benchmark_models, tmp_path
     for (s, t), pm in sorted(model.pairs.items()):
         # Training rows and test rows alike: every row whose source cell is known.
         words = [row[s] for row in problem.cells if row[s] is not None]
-        mapped = [pm.compiled.map_unknown(w) for w in words]
+        mapped = [pm.map_unknown(w) for w in words]
         expected = [pm.predict(w) for w in words]
         # Unseen tokens are put back by fstsynth after the transducer; the tools see the
         # transducer alone. The benchmark's alphabet covers its test words, so:
         assert mapped == words
         work = tmp_path / f"pair-{s}-{t}"
         work.mkdir()
-        composed = _composed_is_small(pm.compiled.passes, lambda: pm.compiled.fst)
+        trans = pm.transducers()
+        composed = _composed_is_small(trans)
         att = work / "model.att"
         atts = export_model(model, "att", att, s, t, passes=not composed)[:-1]
         script = work / "rules.foma"
@@ -82,22 +80,23 @@ def test_every_tool_gives_fstsynth_outputs(name: str, benchmark_models, tmp_path
                 f"load defined {defined}\nregex {'Tok* .o. ' if k == 1 else ''}Pass{k};"
                 for k in range(1, len(pm.program.passes) + 1)
             ]
-        rule_symbols = sorted(pm.compiled.labels) + tag_symbols(pm.program, sorted(pm.compiled.labels), model.features)
+        tokens = sorted(pm.tables.tokens)
+        rule_symbols = tokens + tag_symbols(pm.program, tokens, model.features)
         far = work / "model.far"
         if composed:
             export_model(model, "far", far, s, t)
-        pass_keys = [f"pair-{s}-{t}.pass{k}" for k in range(1, len(pm.compiled.passes) + 1)]
+        stage_keys = trans.stage_keys(f"pair-{s}-{t}")
         symbols = model_dir / "symbols.txt"
-        # Every symbol the AT&T transducers read, the tagged tokens between passes too.
-        reads = sorted({tok for _, tok in pm.compiled.symbols} - {"<eps>", "<s>"})
+        # Every symbol the AT&T transducers read, those between passes too.
+        reads = sorted({tok for _, tok in trans.symbols} - {"<eps>"})
         tools = {
-            "OpenFst (model passes)": lambda d: openfst_apply(model_dir / "model.far", pass_keys, symbols, words, d),
-            "HFST": lambda d: hfst_apply(atts, words, d),
-            "foma (AT&T)": lambda d: foma_spaced_apply([f"read att {a}" for a in atts], reads, words, d),
-            "foma (rules)": lambda d: foma_spaced_apply(rule_passes, rule_symbols, words, d),
+            "OpenFst (model stages)": partial(openfst_apply, model_dir / "model.far", stage_keys, symbols, words),
+            "HFST": partial(hfst_apply, atts, words),
+            "foma (AT&T)": partial(foma_spaced_apply, [f"read att {a}" for a in atts], reads, words),
+            "foma (rules)": partial(foma_spaced_apply, rule_passes, rule_symbols, words),
         }
         if composed:
-            tools["OpenFst (FAR export)"] = lambda d: openfst_apply(far, f"pair-{s}-{t}", symbols, words, d)
+            tools["OpenFst (FAR export)"] = partial(openfst_apply, far, f"pair-{s}-{t}", symbols, words)
         outputs = {}
         for tool, apply in tools.items():
             directory = work / "".join(ch if ch.isalnum() else "_" for ch in tool)

@@ -1,98 +1,198 @@
-"""The table walker (`Compiled.fast`, used by `apply_many`) against the pass transducers,
-their composition (the exported cascade) and the interpreter, on seeded random programs
-and random words (with unseen tokens)."""
+"""The apply path: the tables against the transducers and the interpreter, and
+`fstsynth apply` as a user runs it: it loads a model without compiling anything or
+importing the learner, Pynini or lingpy, and streams (its first outputs come before
+its input has ended)."""
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
+from conftest import DATA, ROOT
 from fstsynth.compiler import compile_program, transduce
 from fstsynth.interpreter import run
 from fstsynth.random_programs import ALPHABET, FEATURES, random_program, random_word
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_tables_agree_with_cascade_and_interpreter(seed):
+def test_tables_agree_with_transducers_and_interpreter(seed):
     rng = random.Random(seed)
-    program = random_program(rng, passes=1 + seed % 2, max_rules=4)
+    program = random_program(rng, passes=1 + seed % 3, max_rules=4, tiers=seed % 2 == 1)
     compiled = compile_program(program, ALPHABET[:-2], FEATURES)
-    walk = compiled.fast()
+    tables = compiled.tables()
+    composed = compiled.transducers.composed()
+    labels = compiled.transducers.labels
+    tokens = {label: tok for tok, label in labels.items()}
     # Includes tokens the model never saw ("s", "n" are outside its alphabet).
-    words = [random_word(rng, ALPHABET, 0, 7) for _ in range(150)]
-    batch = compiled.apply_many(words)
+    words = [random_word(rng, ALPHABET, 0, 7) for _ in range(100)]
+    batch = tables.apply_many(words)
     for word, fast in zip(words, batch):
         mapped = compiled.map_unknown(word)
-        assert walk(mapped) == fast
-        assert fast == compiled.apply(word), (str(program), word)
-        assert fast == transduce(compiled.fst, compiled.labels, compiled.tokens, mapped)
-        assert fast == run(program, mapped, FEATURES), (str(program), word)
+        expected = run(program, mapped, FEATURES)
+        assert fast == expected, (str(program), word)
+        assert tables.apply(word) == expected, (str(program), word)
+    for word in words[:25]:  # the transducers take a composition per word: a sample
+        mapped = compiled.map_unknown(word)
+        expected = run(program, mapped, FEATURES)
+        assert compiled.apply(word) == expected, (str(program), word)
+        assert transduce(composed, labels, tokens, mapped) == expected, (str(program), word)
 
 
-def test_apply_many_without_tables_falls_back_to_the_transducers():
-    from fstsynth.compiler import Compiled
-
-    program = random_program(random.Random(3), passes=2)
-    compiled = compile_program(program, ALPHABET, FEATURES)
-    loaded = Compiled(compiled.passes, compiled.symbols, compiled.labels)
-    cascade = Compiled([compiled.fst], compiled.symbols, compiled.labels)
-    words = [random_word(random.Random(k), ALPHABET) for k in range(20)]
-    assert loaded.apply_many(words) == compiled.apply_many(words) == cascade.apply_many(words)
-
-
-def test_passes_too_large_for_tables_are_applied_word_by_word(monkeypatch):
-    from fstsynth import compiler
-
-    program = random_program(random.Random(5), passes=2, max_rules=4)
-    large = compile_program(program, ALPHABET, FEATURES)
-    arcs = sum(map(compiler.arc_count, large.passes))
-    monkeypatch.setattr(compiler, "TABLES_MAX_ARCS", arcs - 1)
-    words = [random_word(random.Random(k), ALPHABET) for k in range(30)]
-    assert not large.tables_fit()
-    assert large.apply_many(words) == [large.apply(w) for w in words]
-    assert large.walker is None  # no tables were built
-    monkeypatch.setattr(compiler, "TABLES_MAX_ARCS", arcs)
-    fits = compile_program(program, ALPHABET, FEATURES)
-    assert fits.tables_fit() and fits.apply_many(words) == large.apply_many(words)
-    assert fits.walker is not None
-
-
-def test_a_loaded_model_too_large_for_tables_is_not_compiled_again(monkeypatch, tmp_path):
-    from conftest import DATA
-    from fstsynth import compiler, model as model_module
-    from fstsynth.model import learn_model, load_model
+@pytest.fixture(scope="module")
+def plural_model(tmp_path_factory) -> Path:
+    from fstsynth.model import learn_model
     from fstsynth.problem import load_problem
-    from fstsynth.synthesis import Options
 
-    problem = load_problem(DATA / "paradigm.json")
-    learned = learn_model(problem, Options(tiers=False), pairs=problem.column_pairs()[:1])
-    learned.save(tmp_path / "m")
-    loaded = load_model(tmp_path / "m")
-    monkeypatch.setattr(compiler, "TABLES_MAX_ARCS", 0)
+    directory = tmp_path_factory.mktemp("apply") / "plural"
+    learn_model(load_problem(DATA / "plural.tsv")).save(directory)
+    return directory
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(ROOT))
+
+
+# The process's modules when it exits (after the command), on stderr.
+_MODULES = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
+)
+
+
+def _apply_in_child(args: list[str], entry: str) -> tuple[str, set[str]]:
+    """Run `fstsynth ARGS` in a fresh interpreter through `entry` (a statement that
+    starts the command line); its standard output and the modules it imported."""
+    code = _MODULES + f"sys.argv = ['fstsynth', *{args!r}]\n" + entry + "\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    modules = set(proc.stderr.split("MODULES ", 1)[1].split())
+    assert "fstsynth.tables" in modules  # the module list is the real one
+    return proc.stdout, modules
+
+
+def test_apply_imports_neither_the_learner_nor_pynini_nor_lingpy(plural_model):
+    """Nor numpy, for a few words: the tables are read by the standard library, and
+    numpy is imported only for a batch large enough to pay for it."""
+    args = ["apply", str(plural_model), "k a t", "d ɔ g"]
+    out, modules = _apply_in_child(args, "from fstsynth.cli import app; app()")
+    assert out == "k a t s\nd ɔ g z\n"
+    for heavy in ("pynini", "lingpy", "numpy", "fstsynth.synthesis", "fstsynth.alignment", "fstsynth.compiler",
+                  "fstsynth.bimachine", "fstsynth.far", "fstsynth.solve"):
+        assert heavy not in modules, heavy
+
+
+def test_a_plain_apply_skips_typers_parser_and_matches_it(plural_model):
+    """`fstsynth apply MODEL WORDS [options]` runs without typer's argument machinery
+    (which imports pydantic: most of a one-word apply's start-up) and prints what the
+    typer-parsed command prints; anything else (help, a usage error) is typer's."""
+    from typer.testing import CliRunner
+
+    from fstsynth.cli import app, lean_apply
+
+    args = ["apply", str(plural_model), "k a t", "-f", "tsv", "dɔg", "--join"]
+    out, modules = _apply_in_child(args, "from fstsynth.__main__ import main; main()")
+    assert out == CliRunner().invoke(app, args).stdout == "k a t\tkats\ndɔg\tdɔgz\n"
+    assert "pydantic" not in modules
+    for argv in (["apply", "--help"], ["apply"], ["apply", str(plural_model), "--nope"], ["apply", "-s"],
+                 ["--debug", "apply", str(plural_model), "k a t"], ["apply", "--format=tsv", "m", "w"], ["show", "m"]):
+        assert lean_apply(argv) is None, argv
+
+
+def test_the_other_white_space_is_what_str_split_splits_at():
+    from fstsynth.stream import _OTHER_SPACE
+
+    spaces = {c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()}
+    assert set(_OTHER_SPACE) == spaces - {" ", "\n"} and len(_OTHER_SPACE) == len(set(_OTHER_SPACE))
+
+
+def test_apply_never_compiles(plural_model, monkeypatch):
+    """A loaded model predicts through the tables it was saved with."""
+    import fstsynth.bimachine as bimachine
+    import fstsynth.compiler as compiler
+    from fstsynth.model import load_model
 
     def no_compile(*args, **kwargs):
         raise AssertionError("compiled again")
 
-    monkeypatch.setattr(model_module, "compile_program", no_compile)
-    for key, pm in loaded.pairs.items():
-        words = problem.known_words(pm.source)
-        assert loaded.with_tables(pm).predict_many(words) == learned.pairs[key].predict_many(words)
+    monkeypatch.setattr(compiler, "compile_program", no_compile)
+    monkeypatch.setattr(bimachine, "build_pass_machine", no_compile)
+    model = load_model(plural_model)
+    pm = model.pair()
+    words = [("k", "a", "t"), ("b", "ʊ", "ʃ"), ("d", "ɔ", "g", "☃")] * 20
+    expected = [pm.interpret(w, model.features) for w in words]
+    assert pm.predict_many(words) == expected == [pm.predict(w) for w in words]
+    assert expected[:2] == [("k", "a", "t", "s"), ("b", "ʊ", "ʃ", "ɪ", "z")]
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_programs_looking_unboundedly_right_are_walked_as_bimachines(seed):
-    from fstsynth.compiler import TwoWayWalker
-    from fstsynth.dsl import looks_unboundedly_right
+def test_apply_streams_its_output(plural_model):
+    """The first predictions are written while the input is still open."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fstsynth", "apply", str(plural_model)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), cwd=ROOT,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("k a t\nd ɔ g\n".encode())
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready, "no output while the input is open"
+        first = proc.stdout.readline().decode()
+        assert first == "k a t s\n"
+        proc.stdin.write("b ʊ ʃ\n".encode())
+        proc.stdin.close()
+        rest = proc.stdout.read().decode()
+        assert rest == "d ɔ g z\nb ʊ ʃ ɪ z\n"
+        assert proc.wait(60) == 0
+    finally:
+        proc.kill()
+        proc.wait()
 
-    rng = random.Random(1000 + seed)
-    program = random_program(rng, passes=1 + seed % 3, max_rules=5, tiers=True)
-    while not looks_unboundedly_right(program):
-        program = random_program(rng, passes=1 + seed % 3, max_rules=5, tiers=True)
-    compiled = compile_program(program, ALPHABET[:-2], FEATURES)
-    assert isinstance(compiled.fast(), TwoWayWalker)
-    words = [random_word(rng, ALPHABET, 0, 9) for _ in range(150)]
-    for word, fast in zip(words, compiled.apply_many(words)):
-        mapped = compiled.map_unknown(word)
-        assert fast == run(program, mapped, FEATURES), (str(program), word)
-        assert fast == compiled.apply(word), (str(program), word)
+
+def test_apply_reads_long_inputs_in_batches(plural_model, tmp_path):
+    """Many words (more than one read) and one very long word, through the command."""
+    words = ["k a t", "d ɔ g", "b ʊ ʃ", "☃ a t"] * 10_000
+    long_word = " ".join(["k", "a", "t"] * 30_000)
+    text = "\n".join(words + [long_word] + words[:3]) + "\n"
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "fstsynth", "apply", str(plural_model)],
+        input=text.encode(), capture_output=True, env=_env(), cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    lines = proc.stdout.decode().split("\n")
+    assert lines[:4] == ["k a t s", "d ɔ g z", "b ʊ ʃ ɪ z", "☃ a t s"]
+    assert len(lines) == len(words) + 4 + 1 and lines[-1] == ""
+    assert lines[len(words)] == long_word + " s"
+    assert time.perf_counter() - started < 120
+
+
+def test_apply_refuses_bad_utf8_naming_the_line(plural_model):
+    data = "k a t\n".encode() * 3 + b"d \xff g\n"
+    proc = subprocess.run(
+        [sys.executable, "-m", "fstsynth", "apply", str(plural_model)],
+        input=data, capture_output=True, env=_env(), cwd=ROOT,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.decode() == "fstsynth: error: <stdin>: line 4: not valid UTF-8\n"
+
+
+def test_line_batches_split_only_at_newlines():
+    import io
+
+    from fstsynth.stream import line_batches
+
+    data = "\ufeffa b\r\nc\x1cd\n\ne f".encode()
+    batches = list(line_batches(io.BytesIO(data), chunk=3))
+    assert [line for batch in batches for line in batch] == ["a b", "c\x1cd", "", "e f"]
+    assert all(batches)
+    assert list(line_batches(io.BytesIO(b""))) == []
+    doc = json.dumps({"x": 1})  # any text: one line without a final newline
+    assert list(line_batches(io.BytesIO(doc.encode()))) == [[doc]]

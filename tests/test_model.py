@@ -1,13 +1,15 @@
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
-from conftest import DATA, ROOT
-from fstsynth.model import MODEL_FAR, MODEL_JSON, Error, learn_model, load_model
+from conftest import DATA
+from fstsynth.model import MODEL_FAR, MODEL_JSON, MODEL_TABLES, Error, learn_model, load_model
 from fstsynth.problem import load_problem
 from fstsynth.synthesis import Options
 
@@ -29,25 +31,40 @@ def test_save_load_round_trip(paradigm_model):
     for key, pm in model.pairs.items():
         other = loaded.pairs[key]
         assert other.program == pm.program
-        for word in problem.known_words(pm.source):
-            assert other.predict(word) == pm.predict(word) == pm.interpret(word, model.features)
+        words = problem.known_words(pm.source)
+        expected = [pm.interpret(word, model.features) for word in words]
+        assert [other.predict(w) for w in words] == [pm.predict(w) for w in words] == expected
+        assert other.predict_many(words) == expected
+        # The transducers read back from the FAR (the reference path) agree too.
+        assert [other.transduce(w) for w in words] == expected
 
 
 def test_model_json_is_versioned_and_readable(paradigm_model):
     _, model, directory = paradigm_model
     doc = json.loads((directory / MODEL_JSON).read_text(encoding="utf-8"))
-    assert doc["format"] == "fstsynth-model" and doc["version"] == 2
+    assert doc["format"] == "fstsynth-model" and doc["version"] == 3
     assert len(doc["pairs"]) == len(model.pairs)
-    first = doc["pairs"][0]
-    prefix = f"pair-{first['source']}-{first['target']}"
-    assert first["far_keys"] == [f"{prefix}.pass{k}" for k in range(1, len(first["rules"]) + 1)]
-    assert all(isinstance(rule, str) for p in first["rules"] for rule in p)
-    assert (directory / "symbols.txt").is_file()
+    for name in (MODEL_FAR, MODEL_TABLES, "symbols.txt"):
+        assert doc["files"][name] == hashlib.sha256((directory / name).read_bytes()).hexdigest()
+    for first in doc["pairs"]:
+        prefix = f"pair-{first['source']}-{first['target']}"
+        passes = len(first["rules"])
+        assert first["passes"] == passes and first["tables"] == f"{prefix}."
+        # One or two stages per pass, in order.
+        numbers = [key.removeprefix(prefix + ".pass").split(".") for key in first["stages"]]
+        assert [int(k) for k, _ in numbers] == sorted(int(k) for k, _ in numbers)
+        assert {int(k) for k, _ in numbers} == set(range(1, passes + 1))
+        assert all(isinstance(rule, str) for p in first["rules"] for rule in p)
+        assert "<unk>" in first["tokens"]
+    arrays = np.load(directory / MODEL_TABLES, allow_pickle=False)
+    assert all(arrays[key].dtype.kind in "iu" for key in arrays.files)
 
 
 def test_far_opens_in_a_fresh_process_with_the_same_outputs(paradigm_model):
     problem, model, directory = paradigm_model
     pm = model.pair("stem", "in stem")
+    doc = json.loads((directory / MODEL_JSON).read_text(encoding="utf-8"))
+    keys = next(e["stages"] for e in doc["pairs"] if (e["source"], e["target"]) == (pm.source, pm.target))
     words = problem.known_words(0)
     script = f"""
 import pynini, sys
@@ -56,11 +73,11 @@ fsts = {{}}
 while not far.done():
     fsts[far.get_key()] = far.get_fst().copy()
     far.next()
-passes = [fsts[k] for k in sorted(fsts) if k.startswith("pair-{pm.source}-{pm.target}.pass")]
-syms = passes[0].input_symbols()
+stages = [fsts[k] for k in {keys!r}]
+syms = stages[0].input_symbols()
 for line in sys.stdin:
     out = pynini.accep(line.strip(), token_type=syms)
-    for fst in passes:  # each pass's output is the next one's input
+    for fst in stages:  # each stage's output is the next one's input
         out = pynini.compose(out, fst).project("output").rmepsilon()
     print(pynini.shortestpath(out).string(token_type=syms))
 """
@@ -72,29 +89,72 @@ for line in sys.stdin:
     assert result.stdout.splitlines() == [" ".join(pm.predict(w)) for w in words]
 
 
-def test_a_version_1_model_with_one_composed_transducer_still_loads(paradigm_model, tmp_path):
-    """Version 1 kept each pair's passes composed, under `pair-S-T`."""
-    import hashlib
+def _old_model(model, target, version: int) -> None:
+    """`model` saved as format version 1 (one composed transducer per pair, under
+    `pair-S-T`) or 2 (one transducer per pass, `pair-S-T.passK`), without tables."""
+    import pynini
 
-    from exporters.far import write_far
+    from fstsynth.far import write_far
 
+    model.save(target)
+    (target / MODEL_TABLES).unlink()
+    fsts = {}
+    for (s, t), pm in model.pairs.items():
+        trans = pm.transducers()
+        if version == 1:
+            fsts[f"pair-{s}-{t}"] = trans.composed()
+            continue
+        for k in sorted(set(trans.stage_pass)):
+            stages = [f for f, p in zip(trans.stages, trans.stage_pass) if p == k]
+            fst = stages[0]
+            for later in stages[1:]:
+                fst = pynini.compose(fst, later)
+            fsts[f"pair-{s}-{t}.pass{k}"] = fst.optimize()
+    write_far(target / MODEL_FAR, fsts)
+    doc = json.loads((target / MODEL_JSON).read_text(encoding="utf-8"))
+    doc["version"] = version
+    doc["far"] = {"file": MODEL_FAR, "sha256": hashlib.sha256((target / MODEL_FAR).read_bytes()).hexdigest()}
+    del doc["files"]
+    for entry in doc["pairs"]:
+        key = f"pair-{entry['source']}-{entry['target']}"
+        if version == 1:
+            entry["far_key"] = key
+        else:
+            entry["far_keys"] = [f"{key}.pass{k}" for k in range(1, len(entry["rules"]) + 1)]
+        for new in ("stages", "tables", "passes", "tokens"):
+            del entry[new]
+    (target / MODEL_JSON).write_text(json.dumps(doc), encoding="utf-8")
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_model_still_loads(paradigm_model, tmp_path, version):
+    """Versions 1 and 2 kept no tables: they are compiled from the program on loading;
+    the old transducers still serve exports and the reference path."""
     problem, model, _ = paradigm_model
     target = tmp_path / "old"
-    model.save(target)
-    write_far(target / MODEL_FAR, {f"pair-{s}-{t}": pm.compiled.fst for (s, t), pm in model.pairs.items()})
-    doc = json.loads((target / MODEL_JSON).read_text(encoding="utf-8"))
-    doc["version"] = 1
-    doc["far"]["sha256"] = hashlib.sha256((target / MODEL_FAR).read_bytes()).hexdigest()
-    for entry in doc["pairs"]:
-        entry["far_key"] = f"pair-{entry['source']}-{entry['target']}"
-        del entry["far_keys"]
-    (target / MODEL_JSON).write_text(json.dumps(doc), encoding="utf-8")
+    _old_model(model, target, version)
     old = load_model(target)
     for key, pm in model.pairs.items():
-        assert len(old.pairs[key].compiled.passes) == 1
         words = problem.known_words(pm.source)
-        assert [old.pairs[key].predict(w) for w in words] == [pm.predict(w) for w in words]
-        assert old.with_tables(old.pairs[key]).predict_many(words) == pm.predict_many(words)
+        expected = [pm.predict(w) for w in words]
+        assert [old.pairs[key].predict(w) for w in words] == expected
+        assert old.pairs[key].predict_many(words) == expected
+        assert [old.pairs[key].transduce(w) for w in words] == expected
+        stages = old.pairs[key].transducers().stages
+        assert len(stages) == (1 if version == 1 else len(pm.program.passes))
+
+
+def test_an_older_model_saved_again_is_version_3(paradigm_model, tmp_path):
+    problem, model, _ = paradigm_model
+    _old_model(model, tmp_path / "old", 2)
+    load_model(tmp_path / "old").save(tmp_path / "new")
+    doc = json.loads((tmp_path / "new" / MODEL_JSON).read_text(encoding="utf-8"))
+    assert doc["version"] == 3
+    again = load_model(tmp_path / "new")
+    for key, pm in model.pairs.items():
+        words = problem.known_words(pm.source)
+        assert again.pairs[key].predict_many(words) == pm.predict_many(words)
+        assert [again.pairs[key].transduce(w) for w in words] == pm.predict_many(words)
 
 
 def test_saving_replaces_an_existing_model_only_when_complete(paradigm_model, tmp_path):
@@ -119,6 +179,11 @@ def test_newer_version_and_damage_are_refused(paradigm_model, tmp_path):
     model.save(target)
     far = target / MODEL_FAR
     far.write_bytes(far.read_bytes()[:100])
+    loaded = load_model(target)  # the archive is read only for the transducers
+    with pytest.raises(Error, match="damaged"):
+        loaded.pair("stem", "my stem").transducers()
+    tables = target / MODEL_TABLES
+    tables.write_bytes(tables.read_bytes()[:100])
     with pytest.raises(Error, match="damaged"):
         load_model(target)
     with pytest.raises(Error, match="no such model directory"):

@@ -12,12 +12,10 @@ from fstsynth.synthesis import Options
 
 @dataclass
 class _Fixed:
-    """Stands in for a compiled transducer: always outputs `output`."""
+    """Stands in for a pair's apply tables: always outputs `output`."""
 
     output: tuple[str, ...]
-
-    def map_unknown(self, word):
-        return tuple(word)
+    index = {"a": 0, "b": 1}  # the tokens it knows
 
     def apply(self, word):
         return self.output
@@ -25,7 +23,7 @@ class _Fixed:
 
 def _pm(source: int, target: int, output: str, held_out: float | None) -> PairModel:
     return PairModel(
-        source, target, dsl.Program(()), 1.0, 5, 10, _Fixed(tuple(output.split())),
+        source, target, dsl.Program(()), 1.0, 5, 10, _Fixed(tuple(output.split())), None,
         held_out=held_out,
     )
 

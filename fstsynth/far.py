@@ -1,8 +1,9 @@
 """OpenFst FAR archives: write and read named transducers.
 
 Public API:
-    write_far(path, fsts), read_far(path) -> dict[str, pynini.Fst], Error
+    write_far(path, fsts), read_far(path, sha256=None) -> dict[str, pynini.Fst]
     check_far(path)   (reads the archive in a child process; raises Error if it fails)
+    Error, ChecksumError
 
 FSTs are written under their keys in sorted order (the default sttable FAR type drops,
 with only a log line, a key added out of order). The write is atomic: the archive is
@@ -15,17 +16,24 @@ process (SIGABRT) in 3 of 60 random damages. So `read_far` first reads the archi
 child process with a memory and time limit (`check_far`); only if the child reads and
 verifies every FST cleanly does this process read it, and each FST is `verify()`-ed
 again before use. The price is one short-lived child process (about 0.5 s) per read.
+
+Given the SHA-256 the archive should have, `read_far` reads its bytes once, checks
+them, and has both the child and OpenFst read a private copy of exactly those bytes:
+the file may be replaced meanwhile (a model being relearned) without this process ever
+reading a mix of the old and the new.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Iterator, Mapping
 
@@ -45,6 +53,10 @@ CHECK_MEMORY_BYTES = 4 << 30
 
 class Error(UserError):
     """A FAR file is missing or cannot be read."""
+
+
+class ChecksumError(Error):
+    """A FAR file's bytes are not those expected (`read_far(path, sha256=...)`)."""
 
 
 def write_far(path: str | Path, fsts: Mapping[str, pynini.Fst]) -> None:
@@ -117,33 +129,53 @@ def check_far(path: str | Path) -> list[str]:
         raise Error(f"{path}: not a readable FAR archive") from None
 
 
-def read_far(path: str | Path, *, isolated: bool = True) -> dict[str, pynini.Fst]:
+def read_far(path: str | Path, *, isolated: bool = True, sha256: str | None = None) -> dict[str, pynini.Fst]:
     """All FSTs of the archive by key. `isolated=False` skips the child-process check:
-    only for archives this process has just written itself."""
+    only for archives this process has just written itself. With `sha256`, the bytes
+    read must have that checksum (else ChecksumError) and are the ones parsed."""
     path = Path(path)
     if not path.is_file():
         raise Error(f"{path}: FAR file not found")
-    keys = check_far(path) if isolated else None
+    if sha256 is None:
+        return _read(path, path, isolated)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise Error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise ChecksumError(f"{path}: damaged (checksum does not match model.json)")
+    with tempfile.TemporaryDirectory(prefix="fstsynth-far-") as tmp:
+        copy = Path(tmp) / path.name
+        copy.write_bytes(data)
+        return _read(copy, path, isolated)
+
+
+def _read(path: Path, shown: Path, isolated: bool) -> dict[str, pynini.Fst]:
+    """Read `path`, naming it `shown` in errors."""
+    try:
+        keys = check_far(path) if isolated else None
+    except Error as exc:
+        raise Error(str(exc).replace(str(path), str(shown), 1)) from None
     fsts: dict[str, pynini.Fst] = {}
     # OpenFst reports a bad archive on stderr (dumping its bytes) before raising.
     with _quiet_stderr():
         try:
             far = pynini.Far(str(path), mode="r")
         except Exception:  # pynini raises FstIOError and kin for unreadable archives
-            raise Error(f"{path}: not a readable FAR archive") from None
+            raise Error(f"{shown}: not a readable FAR archive") from None
         try:
             while not far.done():
                 fst = far.get_fst().copy()
                 if not fst.verify():
-                    raise Error(f"{path}: corrupted FAR archive (transducer {far.get_key()!r})")
+                    raise Error(f"{shown}: corrupted FAR archive (transducer {far.get_key()!r})")
                 fsts[far.get_key()] = fst
                 far.next()
         except Error:
             raise
         except Exception:
-            raise Error(f"{path}: corrupted FAR archive") from None
+            raise Error(f"{shown}: corrupted FAR archive") from None
     if keys is not None and sorted(keys) != sorted(fsts):
-        raise Error(f"{path}: the archive changed while it was being read")
+        raise Error(f"{shown}: the archive changed while it was being read")
     return fsts
 
 

@@ -1,0 +1,572 @@
+"""The apply machinery: a compiled program as flat integer tables, walked fast.
+
+Public API:
+    PassTables, NumpyPass, Tables, Outputs, Error, UNK, CONSTANT, OFFSET
+    lowest_rules(numpy, masks, rules)
+    Tables(tokens, passes), Tables.apply(word) -> Word, Tables.apply_many(words) -> list[Word],
+    Tables.outputs(words) -> Outputs
+    Tables.arrays(prefix) -> dict[str, Array], Tables.from_arrays(tokens, arrays, count, prefix)
+
+Each pass is a bimachine (`fstsynth.bimachine`): a right automaton read right to left,
+a left automaton read left to right, and rule masks whose lowest common rule is the
+decision at each position; the decision's template writes the pass's output. Here
+these are plain arrays, run two ways that give the same words:
+- one word at a time from Python lists (`Tables.apply`): a few list lookups per token
+  and pass, linear in the word's length whatever it is;
+- a batch of words at once with numpy (`Tables.apply_many`): each automaton steps
+  through position j of every word of the batch in one array operation, and masks,
+  decisions and outputs are computed for all positions together. This is what makes
+  `fstsynth apply` fast on many words; very long words, and batches too small to pay
+  for the array set-up, go word by word.
+Nothing here needs Pynini, and numpy only for batches: a model loaded for `apply` reads
+these arrays from its `tables.npz` (`fstsynth.arrays`, without numpy) and the token list
+from its JSON; numpy is imported when a batch large enough for it comes, and views the
+same bytes.
+
+A token the tables do not know is read as `UNK` (`<unk>`), as by the transducers and
+the interpreter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from functools import cached_property
+from itertools import chain
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+from fstsynth.arrays import Array
+from fstsynth.errors import UserError
+from fstsynth.types import Token, Word
+
+if TYPE_CHECKING:
+    import numpy as np
+
+UNK = "<unk>"
+
+#: Template item kinds (see `fstsynth.bimachine`): a constant token, or the token at an
+#: offset from the position.
+CONSTANT, OFFSET = 0, 1
+
+#: Words longer than this are walked one at a time (a batch steps through positions
+#: one array operation at a time, so one long word would cost an operation per token).
+LONG_WORD = 4096
+#: Batches of fewer words than this are walked one at a time (array set-up costs more).
+SMALL_BATCH = 24
+
+
+class Error(UserError):
+    """The tables are damaged (a model file doctored or cut), or give no output."""
+
+
+@dataclass(frozen=True, eq=False)
+class PassTables:
+    """One pass as arrays (`fstsynth.arrays.Array`: int32 unless said; masks uint64
+    words, rule r in bit r % 64 of word r // 64; see `fstsynth.bimachine.PassMachine`,
+    which documents every field)."""
+
+    rules: int
+    symbol_class: Array
+    left_next: Array
+    left_start: int
+    left_mask: Array
+    right_next: Array
+    right_start: int
+    right_mask: Array
+    class_mask: Array
+    start_mask: Array
+    template_start: Array
+    template_kind: Array
+    template_value: Array
+    out_tag: Array
+
+    @property
+    def tags(self) -> int:
+        return self.symbol_class.shape[0] if self.symbol_class.shape else 0
+
+    def numpy(self) -> "NumpyPass":
+        """The same arrays as numpy views."""
+        values: dict[str, Any] = {
+            f.name: value.numpy() if isinstance(value, Array) else value
+            for f in fields(self)
+            for value in [getattr(self, f.name)]
+        }
+        return NumpyPass(**values)
+
+
+@dataclass(frozen=True, eq=False)
+class NumpyPass:
+    """`PassTables` with numpy arrays (for the batch walker and the compiler)."""
+
+    rules: int
+    symbol_class: "np.ndarray"
+    left_next: "np.ndarray"
+    left_start: int
+    left_mask: "np.ndarray"
+    right_next: "np.ndarray"
+    right_start: int
+    right_mask: "np.ndarray"
+    class_mask: "np.ndarray"
+    start_mask: "np.ndarray"
+    template_start: "np.ndarray"
+    template_kind: "np.ndarray"
+    template_value: "np.ndarray"
+    out_tag: "np.ndarray"
+
+
+#: Element type of each array field (the others are int32).
+_DTYPES = {"left_mask": "<u8", "right_mask": "<u8", "class_mask": "<u8", "start_mask": "<u8"}
+_SCALARS = ("rules", "left_start", "right_start")
+
+
+class _PyPass:
+    """A pass's tables as Python lists and ints, for walking one word; checked for
+    range on the way (a damaged file must give an error, not a crash or a read out of
+    bounds)."""
+
+    # Set by name for both automata in __init__.
+    left_next: list[list[int]]
+    right_next: list[list[int]]
+    left_mask: list[int]
+    right_mask: list[int]
+    left_start: int
+    right_start: int
+
+    def __init__(self, t: PassTables, tokens: int, next_tags: int) -> None:
+        self.rules = t.rules
+        words = (t.rules + 63) // 64 or 1
+
+        def need(ok: bool, what: str) -> None:
+            if not ok:
+                raise Error(f"damaged tables: {what}")
+
+        def rows(a: Array, width: int, what: str, bound: int | None = None) -> list[list[int]]:
+            """The rows of a 2-d array `width` wide (values below `bound`, if given)."""
+            need(len(a.shape) == 2 and a.shape[1] == width and a.shape[0] >= 1, what)
+            flat = a.flat()
+            if bound is not None:
+                need(min(flat) >= 0 and max(flat) < bound, what)
+            return [flat[k : k + width] for k in range(0, len(flat), width)]
+
+        classes = t.class_mask.shape[0] if len(t.class_mask.shape) == 2 else 0
+        need(classes >= 1, "class masks")
+        self.class_mask = [_to_int(row) for row in rows(t.class_mask, words, "class masks")]
+        self.symbol_class = rows(t.symbol_class, tokens, "symbol classes", classes)
+        for name in ("left", "right"):
+            nxt_array, mask_array = getattr(t, f"{name}_next"), getattr(t, f"{name}_mask")
+            states = nxt_array.shape[0] if nxt_array.shape else 0
+            nxt = rows(nxt_array, classes, f"{name} automaton", states)
+            masks = rows(mask_array, words, f"{name} masks")
+            start = getattr(t, f"{name}_start")
+            need(len(masks) == len(nxt) and 0 <= start < len(nxt), f"{name} states")
+            setattr(self, f"{name}_next", nxt)
+            setattr(self, f"{name}_mask", [_to_int(row) for row in masks])
+            setattr(self, f"{name}_start", start)
+        need(t.start_mask.shape == (words,), "start mask")
+        self.start_mask = _to_int(t.start_mask.tolist())
+        self.looks_right = len(self.right_next) > 1
+        count = 2 * (t.rules + 1)
+        starts = t.template_start.tolist()
+        need(t.template_start.shape == (count + 1,) and starts[0] == 0, "templates")
+        need(all(a <= b for a, b in zip(starts, starts[1:])), "templates")
+        kinds, values = t.template_kind.tolist(), t.template_value.tolist()
+        need(t.template_kind.shape == t.template_value.shape == (starts[-1],), "templates")
+        need(not kinds or (min(kinds) >= CONSTANT and max(kinds) <= OFFSET), "template kinds")
+        need(all(0 <= v < tokens for k, v in zip(kinds, values) if k == CONSTANT), "template tokens")
+        self.templates = [tuple(zip(kinds[a:b], values[a:b])) for a, b in zip(starts, starts[1:])]
+        self.out_tag = t.out_tag.flat()
+        tags_ok = min(self.out_tag) >= 0 and max(self.out_tag) < next_tags
+        need(t.out_tag.shape == (t.rules + 1,) and tags_ok, "output tags")
+
+    def walk(self, ids: list[int], tags: list[int]) -> tuple[list[int], list[int]]:
+        """The pass's output (token indices, and their tags for the next pass) for a
+        word given as token indices and tags: one right-to-left and one left-to-right
+        step per token (written out flat: this runs once per token)."""
+        n = len(ids)
+        symbol_class = self.symbol_class
+        cls = [symbol_class[g][i] for i, g in zip(ids, tags)]
+        right_mask, rules = self.right_mask, self.rules
+        rho = [self.right_start] * n
+        state = self.right_start
+        if self.looks_right:
+            right_next = self.right_next
+            for p in range(n - 1, -1, -1):
+                rho[p] = state
+                state = right_next[state][cls[p]]
+        out_ids: list[int] = []
+        out_tags: list[int] = []
+        templates, out_tag = self.templates, self.out_tag
+        state_l = self.left_start
+        mask = self.left_mask[state_l] & self.start_mask & right_mask[state]
+        decision = (mask & -mask).bit_length() - 1 if mask else rules
+        for kind, value in templates[rules + 1 + decision]:
+            if kind == CONSTANT:
+                out_ids.append(value)
+            elif 0 <= value - 1 < n:
+                out_ids.append(ids[value - 1])
+            else:
+                raise Error("damaged tables: a template reads outside the word")
+        out_tags.extend([out_tag[decision]] * len(out_ids))
+        left_next, left_mask, class_mask = self.left_next, self.left_mask, self.class_mask
+        append, extend = out_ids.append, out_tags.extend
+        for p in range(n):
+            c = cls[p]
+            mask = left_mask[state_l] & class_mask[c] & right_mask[rho[p]]
+            decision = (mask & -mask).bit_length() - 1 if mask else rules
+            items = templates[decision]
+            for kind, value in items:
+                if kind == CONSTANT:
+                    append(value)
+                elif 0 <= p + value < n:
+                    append(ids[p + value])
+                else:
+                    raise Error("damaged tables: a template reads outside the word")
+            extend([out_tag[decision]] * len(items))
+            state_l = left_next[state_l][c]
+        return out_ids, out_tags
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """The outputs of a batch of words, flat: word k wrote `tokens[bounds[k] :
+    bounds[k + 1]]`; `with_unk` lists the words whose output has UNK."""
+
+    tokens: list[Token]
+    bounds: list[int]
+    with_unk: list[int]
+
+    @classmethod
+    def of(cls, words: Sequence[Word], unk: Token) -> "Outputs":
+        bounds = [0]
+        for w in words:
+            bounds.append(bounds[-1] + len(w))
+        return cls(list(chain.from_iterable(words)), bounds, [k for k, w in enumerate(words) if unk in w])
+
+    def words(self) -> list[Word]:
+        toks, bounds = self.tokens, self.bounds
+        return [tuple(toks[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+    def texts(self, sep: str = " ") -> list[str]:
+        """Each output as one string, its tokens joined by `sep`."""
+        toks, bounds, join = self.tokens, self.bounds, sep.join
+        return [join(toks[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+
+class _Lookup(dict):
+    """Token -> index, UNK's for a token not in it."""
+
+    def __init__(self, index: Mapping[Token, int], unk: int) -> None:
+        super().__init__(index)
+        self.unk = unk
+
+    def __missing__(self, key: Token) -> int:
+        return self.unk
+
+
+def _to_int(row: Sequence[int]) -> int:
+    """A mask's uint64 words as one Python int."""
+    if len(row) == 1:
+        return row[0]
+    return sum(int(word) << (64 * w) for w, word in enumerate(row))
+
+
+class Tables:
+    """A compiled program's passes as tables over one token alphabet (`tokens`, whose
+    index is a token's label here; `UNK` among them). Immutable once built."""
+
+    def __init__(self, tokens: Sequence[Token], passes: Sequence[PassTables]) -> None:
+        self.tokens: tuple[Token, ...] = tuple(tokens)
+        self.passes: tuple[PassTables, ...] = tuple(passes)
+        self.index: dict[Token, int] = {t: i for i, t in enumerate(self.tokens)}
+        if UNK not in self.index:
+            raise Error(f"damaged tables: no {UNK} token")
+        self.unk = self.index[UNK]
+        if self.passes and self.passes[0].tags != 1:
+            raise Error("damaged tables: the first pass reads tags")
+        # The Python form of every pass, checked for range: what one word is walked with.
+        self._py = tuple(
+            _PyPass(p, len(self.tokens), self.passes[k + 1].tags if k + 1 < len(self.passes) else 1)
+            for k, p in enumerate(self.passes)
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        # What batches cache (numpy itself among it) is made again where needed.
+        return {k: v for k, v in self.__dict__.items() if k not in ("_numpy", "_lookup")}
+
+    def apply(self, word: Sequence[Token]) -> Word:
+        """The program's output on `word` (unseen tokens read as UNK)."""
+        index, unk = self.index, self.unk
+        ids = [index.get(t, unk) for t in word]
+        tags = [0] * len(ids)
+        for p in self._py:
+            ids, tags = p.walk(ids, tags)
+        tokens = self.tokens
+        return tuple(tokens[i] for i in ids)
+
+    # -- many words
+
+    @cached_property
+    def _numpy(self) -> tuple[Any, Any, tuple["_Batched", ...]]:
+        """numpy, imported now, the token array and the passes ready for batches."""
+        import numpy as np
+
+        return np, np.array(self.tokens, dtype=object), tuple(_Batched.of(np, p.numpy()) for p in self.passes)
+
+    def apply_many(self, words: Iterable[Sequence[Token]]) -> list[Word]:
+        """`apply` on each word, batched through numpy where that pays."""
+        return self.outputs(words).words()
+
+    def outputs(self, words: Iterable[Sequence[Token]]) -> "Outputs":
+        """The outputs of `apply` on each word, kept flat (see `Outputs`)."""
+        words = words if isinstance(words, list) else list(words)
+        if len(words) < SMALL_BATCH:
+            return Outputs.of([self.apply(w) for w in words], self.tokens[self.unk])
+        if max(map(len, words)) > LONG_WORD:
+            out: list[Word | None] = [None] * len(words)
+            for k, w in enumerate(words):
+                if len(w) > LONG_WORD:
+                    out[k] = self.apply(w)
+            rest = [k for k in range(len(words)) if out[k] is None]
+            for k, got in zip(rest, self._apply_batch([words[k] for k in rest]).words()):
+                out[k] = got
+            return Outputs.of(out, self.tokens[self.unk])  # type: ignore[arg-type]
+        return self._apply_batch(words)
+
+    def _apply_batch(self, words: Sequence[Sequence[Token]]) -> "Outputs":
+        np, token_array, passes = self._numpy
+        lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        # Token -> index in C (a dict whose missing keys are UNK), not a Python loop.
+        tok = np.fromiter(map(self._lookup.__getitem__, chain.from_iterable(words)), np.int32, int(lens.sum()))
+        starts = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum(lens, out=starts[1:])
+        tag = np.zeros_like(tok)
+        for p in passes:
+            tok, tag, starts = _run_pass(np, p, tok, tag, starts)
+        unk = tok == self.unk
+        with_unk = np.unique(np.searchsorted(starts, np.nonzero(unk)[0], side="right") - 1).tolist()
+        return Outputs(token_array[tok].tolist(), starts.tolist(), with_unk)
+
+    @cached_property
+    def _lookup(self) -> "_Lookup":
+        return _Lookup(self.index, self.unk)
+
+    # -- saving and loading
+
+    def arrays(self, prefix: str = "") -> dict[str, Array]:
+        """Every pass's arrays, named `{prefix}pass{k}.{field}` (k from 1); the numbers
+        (rules, start states) as 0-d int32 arrays."""
+        out = {}
+        for k, p in enumerate(self.passes, start=1):
+            for f in fields(PassTables):
+                value = getattr(p, f.name)
+                if not isinstance(value, Array):
+                    value = Array("<i4", (), int(value).to_bytes(4, "little", signed=True))
+                out[f"{prefix}pass{k}.{f.name}"] = value
+        return out
+
+    @classmethod
+    def from_arrays(
+        cls, tokens: Sequence[Token], arrays: Mapping[str, Array], count: int, prefix: str = ""
+    ) -> "Tables":
+        """The tables saved by `arrays` (with `count` passes); Error if any is missing,
+        of the wrong type or shape, or out of range."""
+        passes = []
+        for k in range(1, count + 1):
+            values: dict[str, Any] = {}
+            for f in fields(PassTables):
+                key = f"{prefix}pass{k}.{f.name}"
+                if key not in arrays:
+                    raise Error(f"damaged tables: no array {key!r}")
+                value = arrays[key]
+                dtype = _DTYPES.get(f.name, "<i4")
+                if value.dtype != dtype:
+                    raise Error(f"damaged tables: {key!r} is {value.dtype}, not {dtype}")
+                if f.name in _SCALARS:
+                    if value.shape != ():
+                        raise Error(f"damaged tables: {key!r} is not a number")
+                    values[f.name] = value.tolist()
+                else:
+                    values[f.name] = value
+            passes.append(PassTables(**values))
+        return cls(tokens, passes)
+
+
+def lowest_rules(np: Any, masks: "np.ndarray", rules: int) -> "np.ndarray":
+    """Per row of uint64 words (any leading shape), the lowest set bit's index (`rules`
+    where none)."""
+    flat = masks.reshape(-1, masks.shape[-1])
+    out = np.full(flat.shape[0], rules, dtype=np.int64)
+    open_ = np.ones(flat.shape[0], dtype=bool)
+    one = np.uint64(1)
+    for w in range(flat.shape[1]):
+        word = flat[:, w]
+        hit = open_ & (word != 0)
+        if hit.any():
+            x = word[hit]
+            low = x & (~x + one)
+            out[hit] = 64 * w + np.log2(low.astype(np.float64)).astype(np.int64)
+            open_ &= ~hit
+    return out.reshape(masks.shape[:-1])
+
+
+#: The decision table of a pass (left candidates x right states) is precomputed when
+#: it has at most this many entries; beyond, decisions are computed from the masks.
+DECISION_TABLE_MAX = 20_000_000
+
+
+@dataclass(frozen=True, eq=False)
+class _Batched:
+    """A pass ready for batches: its numpy arrays, and what can be computed once.
+
+    The automata are read as flat arrays (`right_flat[state * classes + cls]`). The
+    decision at a token is the lowest rule in left_mask[lam] & class_mask[cls] &
+    right_mask[rho]; the left and class masks together take few distinct values, so
+    `candidates[lam * classes + cls]` numbers them and `decide[candidate * rights +
+    rho]` is the decision (None: too large, computed from the masks)."""
+
+    p: NumpyPass
+    classes: int
+    rights: int
+    left_flat: "np.ndarray"
+    right_flat: "np.ndarray"
+    candidates: "np.ndarray | None"
+    decide: "np.ndarray | None"
+    start_decide: "np.ndarray"
+    sizes: "np.ndarray"  # items per template
+    single: bool  # every token template writes exactly one token, every start one none
+    kind1: "np.ndarray"  # of a one-item token template: its item's kind and value
+    value1: "np.ndarray"
+    copies: bool  # some template reads a token at an offset other than 0
+    # A pass that reads no context (one state each side), writes one token per token
+    # and copies nothing: per symbol, the token it writes and its tag (else None).
+    direct: "tuple[np.ndarray, np.ndarray] | None"
+
+    @classmethod
+    def of(cls, np: Any, p: NumpyPass) -> "_Batched":
+        words = p.class_mask.shape[1]
+        classes, rights = p.class_mask.shape[0], p.right_mask.shape[0]
+        left = p.left_mask[:, None, :] & p.class_mask[None, :, :]  # [left, class, words]
+        rows = np.ascontiguousarray(left.reshape(-1, words))
+        keys = rows.view(np.dtype((np.void, 8 * words))).reshape(-1)
+        values, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        candidates: Any = None
+        decide: Any = None
+        if len(values) * rights <= DECISION_TABLE_MAX:
+            candidates = inverse.reshape(-1).astype(np.int32)
+            decide = lowest_rules(np, rows[first][:, None, :] & p.right_mask[None, :, :], p.rules).reshape(-1)
+            decide = decide.astype(np.int32)
+        start_decide = lowest_rules(np, (p.left_mask[p.left_start] & p.start_mask)[None, :] & p.right_mask, p.rules)
+        sizes = np.diff(p.template_start).astype(np.int64)
+        head = np.minimum(p.template_start[: p.rules + 1], max(len(p.template_kind) - 1, 0))
+        kind1 = p.template_kind[head] if len(p.template_kind) else np.zeros(p.rules + 1, np.int32)
+        value1 = p.template_value[head] if len(p.template_value) else np.zeros(p.rules + 1, np.int32)
+        copies = bool(((p.template_kind == OFFSET) & (p.template_value != 0)).any())
+        single = bool((sizes[: p.rules + 1] == 1).all() and (sizes[p.rules + 1 :] == 0).all())
+        direct = None
+        if single and not copies and p.left_next.shape[0] == 1 and rights == 1 and decide is not None:
+            tags, tokens = p.symbol_class.shape
+            by_class = decide[candidates[p.left_start * classes + np.arange(classes)] * rights + p.right_start]
+            decision = by_class[p.symbol_class]  # [tag, token]
+            written = np.where(kind1[decision] == OFFSET, np.arange(tokens)[None, :], value1[decision])
+            direct = (written.astype(np.int32).reshape(-1), p.out_tag[decision].reshape(-1))
+        return cls(
+            p, classes, rights, p.left_next.reshape(-1), p.right_next.reshape(-1), candidates, decide,
+            start_decide.astype(np.int32), sizes, single, kind1, value1, copies, direct,
+        )
+
+
+def _run_pass(
+    np: Any, b: _Batched, tok: "np.ndarray", tag: "np.ndarray", starts: "np.ndarray"
+) -> tuple["np.ndarray", "np.ndarray", "np.ndarray"]:
+    """One pass over a batch: flat token and tag indices (int32), word boundaries `starts`."""
+    p, classes = b.p, b.classes
+    if b.direct is not None:  # no context: a lookup per symbol
+        symbol = tag * p.symbol_class.shape[1] + tok
+        return b.direct[0][symbol], b.direct[1][symbol], starts
+    n, count = len(starts) - 1, len(tok)
+    lens = np.diff(starts)
+    cls = p.symbol_class[tag, tok]
+    # Both automata step through position j of every word at once; with the words
+    # sorted by length (a radix sort: lengths are small), the words still going at
+    # step j are a prefix.
+    order = np.argsort(-lens.astype(np.int16), kind="stable")
+    slens, sstarts = lens[order], starts[:-1][order]
+    steps = int(slens[0]) if n else 0
+    going = np.searchsorted(-slens, -np.arange(steps), side="left")
+    rho = np.full(count, p.right_start, dtype=np.int32)
+    state = np.full(n, p.right_start, dtype=np.int32)
+    if b.rights > 1:
+        ends = sstarts + slens - 1
+        table = b.right_flat
+        for j in range(steps):
+            k = going[j]
+            at = ends[:k] - j
+            now = state[:k]
+            rho[at] = now
+            state[:k] = table[now * classes + cls[at]]
+    rho_start = np.empty(n, dtype=np.int32)
+    rho_start[order] = state
+    lam = np.full(count, p.left_start, dtype=np.int32)
+    if p.left_next.shape[0] > 1:
+        state = np.full(n, p.left_start, dtype=np.int32)
+        table = b.left_flat
+        for j in range(steps):
+            k = going[j]
+            at = sstarts[:k] + j
+            now = state[:k]
+            lam[at] = now
+            state[:k] = table[now * classes + cls[at]]
+    if b.decide is not None and b.candidates is not None:
+        decision = b.decide[b.candidates[lam * classes + cls] * b.rights + rho]
+    else:
+        decision = lowest_rules(np, p.left_mask[lam] & p.class_mask[cls] & p.right_mask[rho], p.rules)
+    start_decision = b.start_decide[rho_start]
+    if b.single:
+        # Every token writes one token and no start position any (replacements, as in
+        # transliteration): the words keep their lengths.
+        kind, value = b.kind1[decision], b.value1[decision]
+        if b.copies:
+            word = np.repeat(np.arange(n), lens)
+            offset = kind == OFFSET
+            read = np.where(offset, np.arange(count) + value, 0)
+            _check_reads(np, offset, read, starts[:-1][word], starts[1:][word])
+            new_tok = np.where(offset, tok[read] if count else 0, value)
+        else:
+            new_tok = np.where(kind == OFFSET, tok, value)
+        return new_tok.astype(np.int32), p.out_tag[decision], starts
+    # Every word's start position, then its tokens: "virtual positions" in word order.
+    word = np.repeat(np.arange(n), lens)
+    vstarts = starts[:-1] + np.arange(n)
+    total_v = count + n
+    vtemplate = np.empty(total_v, dtype=np.int64)
+    vdecision = np.empty(total_v, dtype=np.int64)
+    vbase = np.empty(total_v, dtype=np.int64)
+    at_token = np.arange(count) + word + 1
+    vtemplate[vstarts] = p.rules + 1 + start_decision
+    vtemplate[at_token] = decision
+    vdecision[vstarts] = start_decision
+    vdecision[at_token] = decision
+    vbase[vstarts] = starts[:-1] - 1
+    vbase[at_token] = np.arange(count)
+    sizes = b.sizes[vtemplate]
+    total = int(sizes.sum())
+    first = np.cumsum(sizes) - sizes
+    source = np.repeat(np.arange(total_v), sizes)
+    item = p.template_start[vtemplate][source] + (np.arange(total) - first[source])
+    kind, value = p.template_kind[item], p.template_value[item]
+    offset = kind == OFFSET
+    read = np.where(offset, vbase[source] + value, 0)
+    if b.copies and offset.any():
+        owner = np.repeat(np.arange(n), lens + 1)[source]
+        _check_reads(np, offset, read, starts[:-1][owner], starts[1:][owner])
+    new_tok = np.where(offset, tok[read] if count else 0, value)
+    new_tag = p.out_tag[vdecision[source]]
+    new_lens = np.add.reduceat(sizes, vstarts) if n else np.zeros(0, dtype=np.int64)
+    new_starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(new_lens, out=new_starts[1:])
+    return new_tok.astype(np.int32), new_tag, new_starts
+
+
+def _check_reads(np: Any, offset: "np.ndarray", read: "np.ndarray", lo: "np.ndarray", hi: "np.ndarray") -> None:
+    """Templates read tokens of their own word only (else the tables are damaged)."""
+    if offset.any() and (offset & ((read < lo) | (read >= hi))).any():
+        raise Error("damaged tables: a template reads outside the word")

@@ -1,0 +1,162 @@
+"""The apply tables (`fstsynth.tables`, built by `fstsynth.bimachine`) against the
+interpreter, on seeded random programs and words with unseen tokens: one word at a time
+from Python lists, and batches through numpy. Damaged arrays are refused."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from fstsynth.arrays import Array, read_npz, write_npz
+from fstsynth.bimachine import program_tables, program_tokens
+from fstsynth.dsl import IsToken, Pass, Program, ReplaceBy, Rule, TierIs, CopyReplace, Insert
+from fstsynth.interpreter import run
+from fstsynth.random_programs import ALPHABET, FEATURES, random_program, random_word
+from fstsynth.tables import LONG_WORD, SMALL_BATCH, UNK, Error, Tables
+
+
+def _mapped(tables: Tables, word):
+    return tuple(t if t in tables.index else UNK for t in word)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_tables_agree_with_the_interpreter(seed):
+    rng = random.Random(seed)
+    program = random_program(rng, passes=1 + seed % 3, max_rules=5, tiers=seed % 2 == 0)
+    tables = program_tables(program, ALPHABET[:-2], FEATURES)
+    # Includes tokens the model never saw ("s", "n" are outside its alphabet), and the
+    # empty word.
+    words = [random_word(rng, ALPHABET, 0, 9) for _ in range(80)]
+    batch = tables.apply_many(words)
+    for word, got in zip(words, batch):
+        expected = run(program, _mapped(tables, word), FEATURES)
+        assert tables.apply(word) == expected, (str(program), word)
+        assert got == expected, (str(program), word)
+
+
+def test_batches_of_every_size_and_long_words_take_the_same_path_results():
+    rng = random.Random(7)
+    program = random_program(rng, passes=2, max_rules=5, tiers=True)
+    tables = program_tables(program, ALPHABET, FEATURES)
+    words = [random_word(rng, ALPHABET, 0, 12) for _ in range(3 * SMALL_BATCH)]
+    one_by_one = [tables.apply(w) for w in words]
+    for size in (1, SMALL_BATCH - 1, SMALL_BATCH, 3 * SMALL_BATCH):
+        assert tables.apply_many(words[:size]) == one_by_one[:size]
+    long_word = random_word(rng, ALPHABET, LONG_WORD + 1, LONG_WORD + 1)
+    mixed = words + [long_word] + words
+    expected = one_by_one + [tables.apply(long_word)] + one_by_one
+    assert tables.apply_many(mixed) == expected
+    assert tables.apply(long_word) == run(program, long_word, FEATURES)
+
+
+def test_a_rule_reading_far_right_along_a_tier():
+    # "a becomes e if no vowel follows, however far": a right tier, unbounded.
+    program = Program((Pass((Rule((TierIs("vowel", None, 1),), ReplaceBy("a", ("e",))),)),))
+    tables = program_tables(program, ALPHABET, FEATURES)
+    word = ("a",) + ("t",) * 50 + ("a",) + ("t",) * 30
+    assert tables.apply(word) == ("a",) + ("t",) * 50 + ("e",) + ("t",) * 30
+    assert tables.apply_many([word] * SMALL_BATCH) == [tables.apply(word)] * SMALL_BATCH
+
+
+def test_copies_and_prefixes_at_the_start_position():
+    program = Program((
+        Pass((
+            Rule((IsToken(None, 0), IsToken("b", 1)), Insert(("p",))),
+            Rule((IsToken("t", -1),), CopyReplace(-1)),
+        )),
+    ))
+    tables = program_tables(program, ALPHABET, FEATURES)
+    for word in [(), ("b", "a"), ("t", "a", "t", "i"), ("b", "t", "zz")]:
+        expected = run(program, _mapped(tables, word), FEATURES)
+        assert tables.apply(word) == expected
+        assert tables.apply_many([word] * SMALL_BATCH)[0] == expected
+
+
+def test_saved_arrays_round_trip_and_damage_is_refused(tmp_path):
+    program = random_program(random.Random(3), passes=2, max_rules=5, tiers=True)
+    tables = program_tables(program, ALPHABET, FEATURES)
+    arrays = tables.arrays("p.")
+    with open(tmp_path / "t.npz", "wb") as handle:
+        write_npz(handle, arrays)
+    data = (tmp_path / "t.npz").read_bytes()
+    read = read_npz(data)
+    # numpy reads what the standard library reads, value for value.
+    with np.load(tmp_path / "t.npz", allow_pickle=False) as npz:
+        assert sorted(npz.files) == sorted(read)
+        for key in npz.files:
+            assert npz[key].tolist() == read[key].tolist() and npz[key].dtype.str == read[key].dtype
+    again = Tables.from_arrays(tables.tokens, read, len(tables.passes), "p.")
+    words = [random_word(random.Random(k), ALPHABET, 0, 8) for k in range(50)]
+    assert again.apply_many(words) == tables.apply_many(words) == [tables.apply(w) for w in words]
+
+    def broken(key: str, values: np.ndarray) -> dict[str, Array]:
+        changed = dict(arrays)
+        changed[key] = Array.of(values)
+        return changed
+
+    for key in [k for k in arrays if k.endswith((".left_next", ".right_next", ".symbol_class", ".out_tag"))]:
+        with pytest.raises(Error):
+            Tables.from_arrays(tables.tokens, broken(key, np.full(arrays[key].shape, 10**6, np.int32)), 2, "p.")
+    key = next(k for k in arrays if k.endswith(".template_kind"))
+    with pytest.raises(Error, match="template kinds"):
+        Tables.from_arrays(tables.tokens, broken(key, np.full(arrays[key].shape, 7, np.int32)), 2, "p.")
+    missing = {k: v for k, v in arrays.items() if not k.endswith(".right_mask")}
+    with pytest.raises(Error, match="no array"):
+        Tables.from_arrays(tables.tokens, missing, len(tables.passes), "p.")
+    first = next(k for k in arrays if k.endswith(".left_mask"))
+    with pytest.raises(Error, match="not <u8"):
+        Tables.from_arrays(tables.tokens, broken(first, arrays[first].numpy().astype(np.int32)), 2, "p.")
+
+
+def test_npz_reader_refuses_what_is_not_integer_arrays(tmp_path):
+    import io
+
+    from fstsynth.arrays import Error as ArraysError
+
+    for values in (np.array(["a"]), np.array([1.5]), np.asfortranarray(np.arange(4, dtype=np.int32).reshape(2, 2))):
+        buffer = io.BytesIO()
+        np.savez(buffer, x=values)
+        with pytest.raises(ArraysError):
+            read_npz(buffer.getvalue())
+    buffer = io.BytesIO()
+    np.savez(buffer, x=np.array([object()], dtype=object))  # pickled: never read
+    with pytest.raises(ArraysError):
+        read_npz(buffer.getvalue())
+    with pytest.raises(ArraysError):
+        read_npz(b"PK\x03\x04 not a zip")
+
+
+def test_the_token_alphabet_is_the_programs():
+    program = Program((Pass((Rule((), ReplaceBy("a", ("q", "r"))),)),))
+    assert program_tokens(program, ["a", "b"]) == {"a", "b", "q", "r", UNK}
+    tables = program_tables(program, ["a", "b"], {})
+    assert tables.apply(("a", "b", "zz")) == ("q", "r", "b", UNK)
+
+
+def test_passes_without_context_are_one_lookup_per_symbol_in_batches():
+    """A pass whose rules read nothing around the position (the batch walker looks its
+    output up per symbol) and a later pass testing what it did."""
+    from fstsynth.dsl import ReplaceAnyBy, TransformationApplied
+
+    program = Program((
+        Pass((Rule((), ReplaceBy("a", ("i",))), Rule((IsToken("k", 0),), ReplaceAnyBy(("t",))))),
+        Pass((Rule((TransformationApplied(ReplaceBy("a", ("i",)), 0),), ReplaceAnyBy(("u",))),)),
+    ))
+    tables = program_tables(program, ALPHABET, FEATURES)
+    words = [random_word(random.Random(k), ALPHABET + ("zz",), 0, 9) for k in range(3 * SMALL_BATCH)]
+    expected = [run(program, _mapped(tables, w), FEATURES) for w in words]
+    assert tables.apply_many(words) == expected == [tables.apply(w) for w in words]
+    assert any("u" in e for e in expected) and any("t" in e for e in expected)
+
+
+def test_tables_travel_to_worker_processes_after_a_batch():
+    """`solve --jobs` sends models between processes: tables that ran a batch (and
+    keep numpy views of it) pickle, and work on the other side."""
+    import pickle
+
+    tables = program_tables(random_program(random.Random(1), passes=2, tiers=True), ALPHABET, FEATURES)
+    words = [random_word(random.Random(k), ALPHABET) for k in range(3 * SMALL_BATCH)]
+    expected = tables.apply_many(words)
+    assert pickle.loads(pickle.dumps(tables)).apply_many(words) == expected
