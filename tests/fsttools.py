@@ -151,7 +151,6 @@ def hfst_apply(att: Path | Sequence[Path], words: Sequence[Word], tmp: Path) -> 
         run(["hfst-project", "-p", "output", "-i", "applied.hfst", "-o", "outputs.hfst"], tmp)
     printed = run(["hfst-fst2strings", "-S", "-X", "print-space", "-i", "outputs.hfst"], tmp)
     results: list[Word | None] = []
-    current: list[str] = []
     # `--` separates the inputs' string sets (none after the last); an output that is
     # the empty string is an empty line.
     blocks: list[list[str]] = [[]]
