@@ -227,6 +227,46 @@ def test_a_ctrl_c_whose_exception_is_swallowed_still_stops_the_write(tmp_path, p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
 
 
+FINALIZER_LEARNER = textwrap.dedent(
+    """
+    import os, signal, sys
+    import fstsynth.model
+
+    real_learn = fstsynth.model.learn
+
+    class Held:
+        def __del__(self):
+            # Python cannot raise from a finalizer: it prints "Exception ignored in ..."
+            # and a traceback, and goes on (seen in `solve` interrupted at start-up).
+            os.kill(os.getpid(), signal.SIGINT)
+            sum(range(1000))  # the handler runs here
+
+    def learn(*args, **kwargs):
+        Held()
+        return real_learn(*args, **kwargs)
+
+    fstsynth.model.learn = learn
+    sys.argv = ["fstsynth", "learn", sys.argv[1], "-o", sys.argv[2]]
+    from fstsynth.__main__ import main
+    main()
+    """
+)
+
+
+def test_a_ctrl_c_in_a_finalizer_prints_no_traceback_and_stops_the_write(tmp_path, previous_model):
+    out, before = previous_model
+    proc = subprocess.run(
+        [sys.executable, "-c", FINALIZER_LEARNER, ROOT / "data" / "plural.tsv", out],
+        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300, preexec_fn=as_from_a_terminal,
+    )
+    assert proc.returncode == 130, proc.stderr
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines()[-1] == "fstsynth: interrupted; files being written were left as they were"
+    assert "model written" not in proc.stdout
+    assert snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
 def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path):
     """SIGINT while the command imports lingpy, numpy and pynini (a second or two)."""
     hook = tmp_path / "hook"
