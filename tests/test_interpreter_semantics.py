@@ -260,3 +260,13 @@ def test_trace_lists_each_pass_output_and_the_rule_that_fired_at_each_position()
         (("t", "o"), [Step(START, None, ()), Step(0, None, ("t",)), Step(1, 0, ("o",))]),
         (("t", "o", "s"), [Step(START, None, ()), Step(0, None, ("t",)), Step(1, 0, ("o", "s"))]),
     ]
+
+
+def test_steps_are_frozen_records():
+    """Traces are shared between callers (the report and `apply --trace` read the same
+    steps): a step cannot be changed after the fact, and can be a set member."""
+    step = trace(Program((Pass((Rule((), Delete()),)),)), ("a",), FEATURES)[0][1][1]
+    assert step == Step(0, 0, ())
+    with pytest.raises(AttributeError):
+        step.output = ("b",)  # type: ignore[misc]
+    assert {step, Step(0, 0, ())} == {step}
