@@ -263,8 +263,8 @@ def test_trace_lists_each_pass_output_and_the_rule_that_fired_at_each_position()
 
 
 def test_steps_are_frozen_records():
-    """Traces are shared between callers (the report and `apply --trace` read the same
-    steps): a step cannot be changed after the fact, and can be a set member."""
+    """A step handed out by `trace` is a record like the DSL's nodes: it cannot be
+    changed after the fact, and it can be a set member or dict key."""
     step = trace(Program((Pass((Rule((), Delete()),)),)), ("a",), FEATURES)[0][1][1]
     assert step == Step(0, 0, ())
     with pytest.raises(AttributeError):
