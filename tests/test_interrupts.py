@@ -214,19 +214,6 @@ SWALLOWING_LEARNER = textwrap.dedent(
 )
 
 
-def test_a_ctrl_c_whose_exception_is_swallowed_still_stops_the_write(tmp_path, previous_model):
-    out, before = previous_model
-    proc = subprocess.run(
-        [sys.executable, "-c", SWALLOWING_LEARNER, ROOT / "data" / "plural.tsv", out],
-        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300, preexec_fn=as_from_a_terminal,
-    )
-    assert proc.returncode == 130, proc.stderr
-    assert proc.stderr.splitlines()[-1] == "fstsynth: interrupted; files being written were left as they were"
-    assert "model written" not in proc.stdout
-    assert snapshot(out) == before  # the same bytes: not replaced, even by an equal model
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
-
-
 FINALIZER_LEARNER = textwrap.dedent(
     """
     import os, signal, sys
@@ -253,17 +240,18 @@ FINALIZER_LEARNER = textwrap.dedent(
 )
 
 
-def test_a_ctrl_c_in_a_finalizer_prints_no_traceback_and_stops_the_write(tmp_path, previous_model):
+@pytest.mark.parametrize("script", [SWALLOWING_LEARNER, FINALIZER_LEARNER], ids=["swallowed", "in-a-finalizer"])
+def test_a_ctrl_c_whose_exception_is_swallowed_still_stops_the_write(tmp_path, previous_model, script):
     out, before = previous_model
     proc = subprocess.run(
-        [sys.executable, "-c", FINALIZER_LEARNER, ROOT / "data" / "plural.tsv", out],
+        [sys.executable, "-c", script, ROOT / "data" / "plural.tsv", out],
         cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300, preexec_fn=as_from_a_terminal,
     )
     assert proc.returncode == 130, proc.stderr
     assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
     assert proc.stderr.splitlines()[-1] == "fstsynth: interrupted; files being written were left as they were"
     assert "model written" not in proc.stdout
-    assert snapshot(out) == before
+    assert snapshot(out) == before  # the same bytes: not replaced, even by an equal model
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
 
 
