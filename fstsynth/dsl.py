@@ -186,8 +186,8 @@ class Identity:
 
 Transformation = Union[ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert, Identity]
 
-PREDICATE_TYPES: tuple[type, ...] = (IsToken, Is, TransformationApplied, TierIs, Not)
-TRANSFORMATION_TYPES: tuple[type, ...] = (
+PREDICATE_TYPES: tuple[type[Predicate], ...] = (IsToken, Is, TransformationApplied, TierIs, Not)
+TRANSFORMATION_TYPES: tuple[type[Transformation], ...] = (
     ReplaceBy,
     ReplaceAnyBy,
     Insert,

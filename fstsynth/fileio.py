@@ -51,6 +51,7 @@ import re
 import secrets
 import shutil
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -132,11 +133,29 @@ def watch_interrupts() -> None:
     exit 0. With this handler a lost interrupt is still known: no file or directory is
     replaced after it (the writers here check), and the command line ends as
     interrupted. Installed only over Python's default handler: an inherited SIG_IGN
-    (a background job) or an application's own handler is left alone."""
+    (a background job) or an application's own handler is left alone.
+
+    A Ctrl-C that lands in a finalizer (`__del__`, a weakref callback: Python cannot
+    raise from there) is not printed as "Exception ignored in ..." with a traceback
+    either: it is remembered like the others, and the command ends as interrupted.
+    Seen: `solve` interrupted 1.7 s into start-up printed such a traceback."""
     if threading.current_thread() is threading.main_thread() and (
         signal.getsignal(signal.SIGINT) is signal.default_int_handler
     ):
         signal.signal(signal.SIGINT, _on_interrupt)
+        if not isinstance(sys.unraisablehook, _QuietInterrupts):
+            sys.unraisablehook = _QuietInterrupts(sys.unraisablehook)
+
+
+class _QuietInterrupts:
+    """`sys.unraisablehook` that leaves out the interrupts `_on_interrupt` raised."""
+
+    def __init__(self, previous: Any) -> None:
+        self.previous = previous
+
+    def __call__(self, unraisable: Any) -> None:
+        if not (_interrupted and isinstance(unraisable.exc_value, KeyboardInterrupt)):
+            self.previous(unraisable)
 
 
 def interrupt_requested() -> bool:

@@ -21,7 +21,7 @@ boundary `$`. The compiler must implement exactly this.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence, cast
 
 from fstsynth.dsl import (
     BOUNDARY,
@@ -91,13 +91,14 @@ def apply_transformation(
     """The tokens `tr` outputs at `position`, or None if it does not apply there."""
     at_start = position == START
     x = None if at_start else word[position][0]
+    here: tuple[Token, ...] = () if at_start else (word[position][0],)  # the input token, kept
 
     def token_at(offset: int) -> Token | None:
         index = position + offset
         return word[index][0] if 0 <= index < len(word) else None
 
     if isinstance(tr, Identity):
-        return () if at_start else (x,)
+        return here
     if isinstance(tr, Delete):
         return ()
     if isinstance(tr, ReplaceBy):
@@ -105,7 +106,7 @@ def apply_transformation(
     if isinstance(tr, ReplaceAnyBy):
         return () if at_start else tr.target
     if isinstance(tr, Insert):
-        return tr.tokens if at_start else (x, *tr.tokens)
+        return (*here, *tr.tokens)
     if isinstance(tr, CopyReplace):
         copied = token_at(tr.offset)
         if copied is None:
@@ -115,7 +116,7 @@ def apply_transformation(
         copied = token_at(tr.offset)
         if copied is None:
             return None
-        return (copied,) if at_start else (x, copied)
+        return (*here, copied)
     raise TypeError(f"not a transformation: {tr!r}")
 
 
@@ -247,9 +248,10 @@ def run_pass_many(
                     if produced is not None:
                         break
             else:
-                produced = () if position == START else (token,)
+                produced = () if position == START else (word[position][0],)
                 tag = identity
-            out.extend((tok, tag) for tok in produced)
+            # Not None: the loop broke on a result, or its `else` kept the token.
+            out.extend((tok, tag) for tok in cast("tuple[Token, ...]", produced))
         out_words.append(out)
     return out_words
 

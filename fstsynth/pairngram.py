@@ -146,7 +146,7 @@ def solve_with_pair_ngram(problem: Problem, order: int = 5) -> dict[tuple[int, i
         with tempfile.TemporaryDirectory(prefix="pairngram-") as tmp:
             outputs = _train_and_apply(
                 problem.training_pairs(s, t),
-                [problem.cells[i][s] for i, _ in cells],
+                [problem.cells[i][s] or () for i, _ in cells],  # known: chosen as the source
                 codec,
                 order,
                 Path(tmp),

@@ -170,11 +170,8 @@ class Problem:
         return pairs
 
     def training_pairs(self, source: int, target: int) -> list[tuple[Word, Word]]:
-        return [
-            (row[source], row[target])
-            for row in self.cells
-            if row[source] is not None and row[target] is not None
-        ]
+        cells = ((row[source], row[target]) for row in self.cells)
+        return [(s, t) for s, t in cells if s is not None and t is not None]
 
     def unlearnable_columns(self) -> list[int]:
         """Columns with cells to predict but no training pair leading into them."""
@@ -182,7 +179,7 @@ class Problem:
         return sorted({j for _, j in self.queries} - targets)
 
     def known_words(self, column: int) -> list[Word]:
-        return [row[column] for row in self.cells if row[column] is not None]
+        return [word for word in (row[column] for row in self.cells) if word is not None]
 
     def alphabet(self) -> set[Token]:
         return {tok for row in self.cells for cell in row if cell for tok in cell}
@@ -211,7 +208,7 @@ class Problem:
         if self.document is None:
             lines = []
             for i, row in enumerate(self.cells):
-                words = [answers.get((i, j), cell) or () for j, cell in enumerate(row)]
+                words = [answers[(i, j)] if (i, j) in answers else cell or () for j, cell in enumerate(row)]
                 lines.append("\t".join(join(w, j) for j, w in enumerate(words)))
             return "\n".join(lines) + "\n"
         doc = json.loads(json.dumps(self.document))  # deep copy of plain JSON data

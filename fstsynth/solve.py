@@ -105,7 +105,7 @@ def vote(model: Model, row: Sequence[Word | None], target: int) -> tuple[Word, P
     first: dict[Word, PairModel] = {}  # the best-ranked program giving each word
     order: list[Word] = []
     for pm in found:
-        word = pm.predict(row[pm.source])
+        word = pm.predict(row[pm.source] or ())  # known: _candidates checked it
         if word not in first:
             first[word] = pm
             order.append(word)
@@ -145,7 +145,7 @@ def solve_problem(
             answers.append(CellAnswer(i, j, best_guess(row), None))
             continue
         word, pm = voted
-        interp = pm.interpret(row[pm.source], model.features) if check else None
+        interp = pm.interpret(row[pm.source] or (), model.features) if check and model is not None else None
         answers.append(CellAnswer(i, j, word, pm.source, interp))
     done = time.perf_counter()
     seconds = {"learn": learned - started, "predict": done - learned, "total": done - started}

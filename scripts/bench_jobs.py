@@ -71,7 +71,8 @@ def main() -> None:
         for r in results:
             same = r["answers"] == reference
             differ = sum(reference.get(k) != v for k, v in r["answers"].items()) if reference else 0
-            rows.append([r["run"], r["seconds"], f"{one / r['seconds']:.2f}x", "yes" if same else f"no ({differ} files)",
+            verdict = "yes" if same else f"no ({differ} files)"
+            rows.append([r["run"], r["seconds"], f"{one / r['seconds']:.2f}x", verdict,
                          f"{r['load'][0]:.1f} -> {r['load'][1]:.1f}", r["status"]])
             r["identical_to_jobs1"] = same
             r["differing_files"] = differ

@@ -216,7 +216,10 @@ def test_tier_predicates_agree_on_every_short_word():
         (
             Pass(
                 (
-                    Rule((Is("vowel", 0), TierIs("vowel", BOUNDARY, 1), TierIs("vowel", "long", -1)), ReplaceAnyBy(("1",))),
+                    Rule(
+                        (Is("vowel", 0), TierIs("vowel", BOUNDARY, 1), TierIs("vowel", "long", -1)),
+                        ReplaceAnyBy(("1",)),
+                    ),
                     Rule((Not(TierIs("vowel", BOUNDARY, -2)), IsToken("t", 0)), Delete()),
                     Rule((IsToken(BOUNDARY, 0), Not(TierIs("vowel", "long", 2))), Insert(("b",))),
                     Rule((Not(Is("vowel", 0)), TierIs("vowel", "long", 1), IsToken("a", -1)), CopyInsert(-1)),
