@@ -217,9 +217,9 @@ SWALLOWING_LEARNER = textwrap.dedent(
 FINALIZER_LEARNER = textwrap.dedent(
     """
     import os, signal, sys
-    import fstsynth.model
+    import fstsynth.synthesis
 
-    real_learn = fstsynth.model.learn
+    real_learn = fstsynth.synthesis.learn
 
     class Held:
         def __del__(self):
@@ -232,7 +232,7 @@ FINALIZER_LEARNER = textwrap.dedent(
         Held()
         return real_learn(*args, **kwargs)
 
-    fstsynth.model.learn = learn
+    fstsynth.synthesis.learn = learn
     sys.argv = ["fstsynth", "learn", sys.argv[1], "-o", sys.argv[2]]
     from fstsynth.__main__ import main
     main()
