@@ -65,8 +65,11 @@ def _folds(pairs, k):
 
 
 def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
-    """`auto` as first written: every variant tried also learns from all rows. The folds
-    read `cv_pairs` (default: all rows), or the (train, test) `splits` given."""
+    """`auto` written out: every variant tried is cross-validated (the folds read
+    `cv_pairs`, default all rows, or the (train, test) `splits` given), the
+    one-standard-error rule picks one, which learns from all rows; without folds every
+    variant learns from all rows and the shortest program wins."""
+    import math
     from dataclasses import replace
 
     from fstsynth.synthesis.learner import AUTO_ORDER, learn_variant
@@ -76,20 +79,27 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
     if splits is None:
         splits = _folds(pairs, k) if k >= 2 else []
     tested = sum(len(test) for _, test in splits)
-    best_key = best = None
-    for rank, variant in enumerate(AUTO_ORDER):
+    if not splits:
+        results = [learn_variant(all_pairs, features, replace(options, variant=v)) for v in AUTO_ORDER]
+        rank = min(range(len(results)), key=lambda r: (results[r].program.rule_count, r))
+        return results[rank].program, AUTO_ORDER[rank], None
+    scores = []  # (held-out rows right, rules of the folds' programs)
+    for variant in AUTO_ORDER:
         opts = replace(options, variant=variant)
-        held = 0
+        held = rules = 0
         for train, test in splits:
             part = learn_variant(train, features, opts)
             held += sum(run(part.program, src, features) == tgt for src, tgt in test)
-        result = learn_variant(all_pairs, features, opts)
-        key = (-held, result.program.rule_count, rank)
-        if best_key is None or key < best_key:
-            best_key, best = key, (result.program, variant, held / tested if splits else None)
-        if held == tested and splits:
+            rules += part.program.rule_count
+        scores.append((held, rules))
+        if held == tested:
             break
-    return best
+    most = max(held for held, _ in scores)
+    band = math.sqrt(most * (tested - most) / tested)
+    within = [r for r, (held, _) in enumerate(scores) if held >= most - band]
+    rank = min(within, key=lambda r: (scores[r][1], -scores[r][0], r))
+    result = learn_variant(all_pairs, features, replace(options, variant=AUTO_ORDER[rank]))
+    return result.program, AUTO_ORDER[rank], scores[rank][0] / tested
 
 
 @pytest.mark.parametrize("order", [("token", "feature"), ("nofeature", "feature")])
@@ -169,3 +179,34 @@ def test_auto_with_rows_to_spare_learns_once_per_variant_and_predicts_the_other_
         assert (result.program, result.variant, result.held_out) == _auto_by_full_runs(
             pairs, features, options, splits=[(train, test)]
         )
+
+
+@pytest.mark.parametrize(
+    "scores, chosen, held_out",
+    [
+        # 74 vs 72 of 100 held-out rows: one standard error at 74% is 4.4 rows, so
+        # the two generalize alike and the shorter programs (feature's) win.
+        ({"token": (74, 40), "feature": (72, 30)}, "feature", 0.72),
+        # 5 rows behind is more than 4.4: the better one wins, longer or not.
+        ({"token": (74, 40), "feature": (69, 30)}, "token", 0.74),
+        # Clearly better (90 vs 72; one standard error is 3 rows).
+        ({"token": (90, 40), "feature": (72, 30)}, "token", 0.90),
+        # Within the band, the shorter wins whichever is ahead.
+        ({"token": (70, 25), "feature": (73, 30)}, "token", 0.70),
+    ],
+)
+def test_auto_prefers_the_shorter_program_within_one_standard_error(monkeypatch, scores, chosen, held_out):
+    # Hand-set held-out counts (of 100 rows) and rules of the cross-validation
+    # programs for each variant; the program from all rows is then learned for real.
+    from fstsynth.synthesis import learner
+
+    monkeypatch.setattr(learner, "AUTO_ORDER", ("token", "feature"))
+    monkeypatch.setattr(learner, "cv_splits", lambda pairs, k, rows: [(list(pairs), [None] * 100)])
+
+    def fold(train, test, features, options, deadline):
+        right, rules = scores[options.variant]
+        return right, {}, rules
+
+    monkeypatch.setattr(learner, "_fold", fold)
+    result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
+    assert (result.variant, result.held_out) == (chosen, held_out)

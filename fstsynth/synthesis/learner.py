@@ -11,11 +11,13 @@ words still wrong are re-aligned against their targets (tags kept) and the next 
 learns from all of them, up to `Options.max_passes`.
 
 `auto` scores each variant of `AUTO_ORDER` by k-fold cross-validation on the training
-rows and learns the program from all rows with the best.
+rows and learns the program from all rows with the one the one-standard-error rule
+picks (the shortest programs among those within one standard error of the best).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
@@ -71,17 +73,18 @@ def learn(
     With the `auto` variant, each variant of `AUTO_ORDER` is scored by k-fold
     cross-validation on `pairs` (rows held out, predicted by the program learned from
     the others; on `options.cv_rows` evenly spaced rows when there are more, and as one
-    split of fresh rows to predict where rows are plentiful: `cv_splits`) and the
-    best one learns the program from all of them. Ties go to the shorter program
-    (shorter programs generalize better, paper section 5.2), then to the order of
-    `AUTO_ORDER`; a variant that predicts every held-out row stops the search. Where
-    letters with diacritics could be written plain first (`plain_letter_pass`), the
-    best variant is cross-validated with that pass too, and taken with it only if it
-    then predicts more held-out rows. Never looks at anything but the training rows.
+    split of fresh rows to predict where rows are plentiful: `cv_splits`). By the
+    one-standard-error rule, of the configurations within one standard error of the
+    best held-out count, the one whose cross-validation programs have the fewest rules
+    learns the program from all rows (shorter programs generalize better, paper
+    section 5.2); then the more held-out rows, then the order of `AUTO_ORDER`. A
+    variant that predicts every held-out row stops the search. Where letters with
+    diacritics could be written plain first (`plain_letter_pass`), the best variant is
+    cross-validated with that pass too, and competes with the others. Never looks at
+    anything but the training rows.
 
     Features derived from IPA (`fstsynth.features`) are tried only by `auto`, after the
-    variants, and kept only if they predict more held-out rows; a variant asked for by
-    name learns without them.
+    variants, and compete likewise; a variant asked for by name learns without them.
 
     `deadline` (a `time.monotonic()` value; default: `options.time_limit` from now)
     bounds the whole run, every fold and variant included: past it, `Error`.
@@ -111,12 +114,13 @@ Split = tuple[Pairs, Pairs]
 
 def _fold(
     train: Pairs, test: Pairs, features: Features, options: Options, deadline: Deadline
-) -> tuple[int, dict[str, float]]:
-    """Rows of `test` predicted right by the program learned from `train`, and the
-    seconds that took."""
+) -> tuple[int, dict[str, float], int]:
+    """Rows of `test` predicted right by the program learned from `train`, the seconds
+    that took, and that program's rule count."""
     part = learn_variant(train, features, options, deadline)
     predicted = run_many(part.program, [src for src, _ in test], features)
-    return sum(p == tgt for p, (_, tgt) in zip(predicted, test)), part.seconds
+    right = sum(p == tgt for p, (_, tgt) in zip(predicted, test))
+    return right, part.seconds, part.program.rule_count
 
 
 def _evenly(pairs: Pairs, rows: int) -> list[int]:
@@ -158,7 +162,7 @@ def _learn_auto(
     splits = cv_splits(pairs, k, options.cv_rows) if k >= 2 else []
     tested = sum(len(test) for _, test in splits)  # held-out rows per configuration
     # Features derived from IPA (`fstsynth.features`) are tried last, with the variant
-    # ahead, and kept only if they predict more held-out rows.
+    # ahead.
     derived, features = features, without_derived(features)
 
     def add_seconds(part: Mapping[str, float]) -> None:
@@ -176,37 +180,37 @@ def _learn_auto(
         else None
     )
 
-    def held_out_rows(rank: int, opts: Options, feats: Features, what: str) -> int:
-        held = 0
+    def held_out_rows(rank: int, opts: Options, feats: Features, what: str) -> tuple[int, int]:
+        """Held-out rows right over the splits, and the rules of the splits' programs."""
+        held = rules = 0
         for fold, split in enumerate(splits):
             report("cross-validating", fold, len(splits), what)
             if folds is not None:
-                right, part_seconds = folds[rank][fold].result()
+                right, part_seconds, part_rules = folds[rank][fold].result()
             else:
-                right, part_seconds = _fold(*split, feats, opts, deadline)
+                right, part_seconds, part_rules = _fold(*split, feats, opts, deadline)
             held += right
+            rules += part_rules
             add_seconds(part_seconds)
-        return held
+        return held, rules
 
     def try_also(opts: Options, feats: Features, what: str) -> None:
-        """Cross-validate one more configuration; keep it if it predicts more held-out
-        rows than the best so far (it gives something up, which a tie does not
-        justify)."""
+        """Cross-validate one more configuration; it competes with the others."""
         if folds is not None:
             assert pool is not None
             folds.append([pool.submit(_fold, *split, feats, opts, deadline) for split in splits])
-        held = held_out_rows(len(variants), opts, feats, what)
-        if held > max(held_by_rank):
-            variants.append(opts)
-            variant_features.append(feats)
-            held_by_rank.append(held)
-        elif folds is not None:
-            folds.pop()
+        held, rules = held_out_rows(len(variants), opts, feats, what)
+        variants.append(opts)
+        variant_features.append(feats)
+        held_by_rank.append(held)
+        rules_by_rank.append(rules)
 
     held_by_rank: list[int] = []
+    rules_by_rank: list[int] = []  # rules of the configuration's cross-validation programs
     for rank, opts in enumerate(variants):
-        held = held_out_rows(rank, opts, features, opts.variant) if k >= 2 else 0
+        held, rules = held_out_rows(rank, opts, features, opts.variant) if k >= 2 else (0, 0)
         held_by_rank.append(held)
+        rules_by_rank.append(rules)
         if held == tested and k >= 2:
             for later in folds[rank + 1 :] if folds is not None else []:
                 for future in later:
@@ -216,8 +220,6 @@ def _learn_auto(
     if k >= 2 and most < tested and not options.plain_letters and has_plain_letters(pairs):
         # Plain letters first (`plain_letter_pass`), with the variant ahead so far: it
         # pays where an accent says nothing the target keeps, and loses where it does.
-        # Taken only if it predicts more held-out rows: it forgets what the accents
-        # said, which a tie does not justify.
         plain = replace(variants[held_by_rank.index(most)], plain_letters=True)
         try_also(plain, features, plain.variant + " + plain letters")
     most = max(held_by_rank)
@@ -228,11 +230,21 @@ def _learn_auto(
         ahead = held_by_rank.index(most)
         fewer = replace(variants[ahead], max_conjuncts=max(1, variants[ahead].max_conjuncts - 1))
         try_also(fewer, derived, fewer.variant + " + IPA features")
-    # The best held-out count decides; the program from all rows is learned only for
-    # the variants that reach it (the shorter program, then the earlier variant, breaks
-    # a tie), since a variant behind on held-out rows cannot win whatever its program.
+    # The one-standard-error rule: among the configurations whose held-out count is
+    # within one standard error of the best (sqrt(p(1 - p) / n) of a share p over n
+    # rows), the one whose cross-validation programs have the fewest rules; then the
+    # more held-out rows, then the earlier. Held-out counts closer than that are noise
+    # (100 rows at 73%: 4.4 rows), and of programs that generalize alike the shorter
+    # states the broader rules. Without cross-validation every variant is learned from
+    # all rows and the shortest program wins.
     most = max(held_by_rank)
-    tied = [rank for rank, held in enumerate(held_by_rank) if held == most]
+    if k >= 2:
+        band = math.sqrt(most * (tested - most) / tested) if tested else 0.0
+        within = [rank for rank, held in enumerate(held_by_rank) if held >= most - band]
+        chosen = min(within, key=lambda rank: (rules_by_rank[rank], -held_by_rank[rank], rank))
+        tied = [chosen]
+    else:
+        tied = list(range(len(variants)))
     if pool is not None and len(tied) > 1:
         futures = [
             pool.submit(learn_variant, pairs, variant_features[rank], variants[rank], deadline) for rank in tied
@@ -244,9 +256,9 @@ def _learn_auto(
     best: LearnResult | None = None
     for rank, result in zip(tied, results):
         add_seconds(result.seconds)
-        key = (-most, result.program.rule_count, rank)
+        key = (result.program.rule_count, rank)
         if best_key is None or key < best_key:
-            held_out = most / tested if k >= 2 else None
+            held_out = held_by_rank[rank] / tested if k >= 2 else None
             best_key, best = key, replace(result, held_out=held_out)
     assert best is not None
     return replace(best, seconds=seconds)
