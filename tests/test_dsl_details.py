@@ -104,6 +104,9 @@ def test_passes_and_programs_print_in_order():
     )
     assert program.rule_count == 3
     assert Program(()).rule_count == 0
+    # A pass with no rules changes nothing, and prints so.
+    assert str(Pass(())) == "Identity(x)"
+    assert str(Program((Pass(()),))) == "pass 1: Identity(x)"
     assert dsl.parse(str(first)) == first
     three = Pass((Rule((), Delete()), Rule((), Identity()), Rule((), Insert(("a",)))))
     assert str(three) == 'Else(Delete(x), Else(Identity(x), Insert(x, "a")))'
@@ -118,6 +121,8 @@ def test_offsets_read_sees_through_not_and_skips_tiers():
     assert dsl.offsets_read(rule) == [-2, 3, -4]
     assert dsl.offsets_read(Rule((TransformationApplied(Delete(), 1),), CopyInsert(2))) == [1, 2]
     assert dsl.offsets_read(Rule((), Insert(("a",)))) == []
+    # A tier test first does not end the scan: the tests after it are still read.
+    assert dsl.offsets_read(Rule((TierIs("v", "long", -1), IsToken("a", 2), Is("v", -3)), Delete())) == [2, -3]
     assert dsl.offsets_read(Rule((IsToken("a", 0),), ReplaceBy("a", ("b",)))) == [0]
 
 
