@@ -159,12 +159,12 @@ def learn(
         from fstsynth.console import showing_progress
         from fstsynth.fileio import check_writable
 
-        _options(variant, time_limit, alignment)  # fail on a bad option before reading
+        checked = _options(variant, time_limit, alignment)  # fail on a bad option before reading
         check_writable(output)  # fail now, not after learning
         started = time.perf_counter()
         with showing_progress(quiet):
             model = learn_pairs(
-                input, features=features, variant=variant, time_limit=time_limit or None,
+                input, features=features, variant=variant, time_limit=checked.time_limit,
                 alignment=alignment, jobs=jobs,
             )
             model.save(output)
