@@ -30,6 +30,7 @@ from fstsynth.fileio import completed_writes, interrupted_summary, raise_if_inte
 
 if TYPE_CHECKING:
     from fstsynth.evaluation import Evaluation
+    from fstsynth.stream import Block, ByteApplier
     from fstsynth.model import Model, PairModel
     from fstsynth.synthesis import Options
 
@@ -258,7 +259,7 @@ def apply(
 
     def body() -> None:
         from fstsynth.model import load_model
-        from fstsynth.stream import line_batches, predict_batches
+        from fstsynth.stream import blocks, byte_applier, predict_batches
 
         if fmt not in APPLY_FORMATS:
             raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(APPLY_FORMATS)}")
@@ -273,7 +274,12 @@ def apply(
         if words:
             batches: Iterable[List[str]] = [_argument_words(words)]
         else:
-            batches = _stdin_words(line_batches(sys.stdin.buffer))
+            # Plain blocks of many lines go from bytes to bytes (`stream.ByteApplier`);
+            # the others are read as lines, one batch a block.
+            fast = None
+            if fmt == "plain" and not (trace or check):
+                fast = byte_applier(pm, alphabet, sep, sys.stdout.encoding or "")
+            batches = _stdin_words(blocks(sys.stdin.buffer), fast, unseen)
         for batch in predict_batches(pm, batches, _splitter(alphabet)):
             unseen.update(batch.unseen(alphabet))
             if not (trace or check):
@@ -323,14 +329,27 @@ def _splitter(alphabet: Iterable[str]) -> Callable[[str], tuple[str, ...]]:
     return split
 
 
-def _stdin_words(batches: Iterable[List[str]]) -> Iterator[List[str]]:
-    """The words of batches of lines read from standard input: a line starting with `#`
+def _stdin_words(
+    read: Iterable["Block"], fast: "ByteApplier | None" = None, unseen: Counter | None = None
+) -> Iterator[List[str]]:
+    """The words of blocks of lines read from standard input: a line starting with `#`
     is a comment, as in a TSV (skipped); of a TSV line, `source<TAB>target`, the source
-    is the word (a warning says so once: `evaluate` scores such lines)."""
-    lines_before = 0
+    is the word (a warning says so once: `evaluate` scores such lines).
+
+    `fast`: blocks it reads are printed here (and their unseen tokens counted in
+    `unseen`), not yielded."""
     warned = False
-    for lines in batches:
-        start, lines_before = lines_before, lines_before + len(lines)
+    for block in read:
+        if fast is not None:
+            done = fast.apply(block)
+            if done is not None:
+                sys.stdout.flush()
+                sys.stdout.buffer.write(done.data)
+                if unseen is not None:
+                    unseen.update(done.unseen)
+                continue
+        lines = block.lines()
+        start = block.line
         text = "\n".join(lines)
         if "\t" not in text and "#" not in text:
             yield lines

@@ -3,6 +3,8 @@ bounded by a batch and writes its first outputs before the input has ended.
 
 Public API:
     line_batches(stream, *, chunk=CHUNK_BYTES, name="<stdin>") -> Iterator[list[str]]
+    blocks(stream, *, chunk=CHUNK_BYTES) -> Iterator[Block]; Block.lines(name) -> list[str]
+    ByteApplier(model, alphabet, sep), ByteApplier.apply(block) -> Applied | None
     words_of(lines, split) -> list[Word]
     predict_batches(pair_model, batches, split) -> Iterator[Predicted]
     Predicted, CHUNK_BYTES
@@ -16,6 +18,13 @@ each answer at once). A line longer than a chunk is read whole, however long.
 separated by spaces are split by `str.split`; an unspaced word by the caller's
 `split`), and the model's predictions for them, through the apply tables a batch at a
 time (`fstsynth.tables`); a line repeated within a batch is predicted once.
+
+`ByteApplier` is the same for the common case, without a Python object per token: a
+block of plain lines (tokens separated by single spaces, nothing else to read into)
+goes from its UTF-8 bytes to token indices, through the tables' batch walker, and back
+to the UTF-8 bytes printed, in numpy array operations; any other block (comments, tabs,
+CRs, unspaced words, unseen tokens in a one-token line, words too long for a batch) it
+declines, and the line path above reads it. Both print the same bytes.
 """
 
 from __future__ import annotations
@@ -24,17 +33,59 @@ import functools
 import unicodedata
 from collections import Counter
 from itertools import chain
-from typing import TYPE_CHECKING, BinaryIO, Callable, Container, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Container, Iterable, Iterator, Sequence
 
 from fstsynth.errors import UserError
+from fstsynth.tables import LONG_WORD, concat_ranges
+from fstsynth.tables import Error as TablesError
 from fstsynth.types import Token, Word
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from fstsynth.model import PairModel
 
 #: Bytes read from the stream at a time (at most; fewer if fewer are ready): enough
 #: words per batch for the numpy walker to run near its best.
 CHUNK_BYTES = 1 << 18
+
+
+class Block:
+    """Complete lines as read (`data`: UTF-8 bytes ending with a newline); `line`: the
+    number of lines before them in the stream; `first`: the stream's first block."""
+
+    __slots__ = ("data", "line", "first")
+
+    def __init__(self, data: bytes, line: int, first: bool) -> None:
+        self.data, self.line, self.first = data, line, first
+
+    def lines(self, name: str = "<stdin>") -> list[str]:
+        """The lines as text (see `line_batches`)."""
+        return _decode(self.data, self.line, name, self.first)
+
+
+def blocks(stream: BinaryIO, *, chunk: int = CHUNK_BYTES) -> Iterator[Block]:
+    """The complete lines of a byte stream, a block at a time (see the module
+    docstring); a last line without a newline gets one."""
+    read = getattr(stream, "read1", stream.read)
+    pending: list[bytes] = []  # the start of a line longer than what was read so far
+    lines_before = 0
+    first = True
+    while True:
+        data = read(chunk)
+        if not data:
+            break
+        end = data.rfind(b"\n")
+        if end < 0:
+            pending.append(data)
+            continue
+        block = b"".join([*pending, data[: end + 1]]) if pending else data[: end + 1]
+        pending = [data[end + 1 :]] if end + 1 < len(data) else []
+        yield Block(block, lines_before, first)
+        first = False
+        lines_before += block.count(b"\n")
+    if pending:
+        yield Block(b"".join(pending) + b"\n", lines_before, first)
 
 
 def line_batches(stream: BinaryIO, *, chunk: int = CHUNK_BYTES, name: str = "<stdin>") -> Iterator[list[str]]:
@@ -44,25 +95,8 @@ def line_batches(stream: BinaryIO, *, chunk: int = CHUNK_BYTES, name: str = "<st
     `str.splitlines` would also split at `\\x1c`, `\\u2028`, ...); a byte-order mark at
     the start is dropped. Bytes that are not UTF-8 raise UserError naming the line.
     """
-    read = getattr(stream, "read1", stream.read)
-    pending = b""
-    lines_before = 0
-    first = True
-    while True:
-        data = read(chunk)
-        if not data:
-            break
-        pending += data
-        end = pending.rfind(b"\n")
-        if end < 0:
-            continue
-        block, pending = pending[: end + 1], pending[end + 1 :]
-        lines = _decode(block, lines_before, name, first)
-        first = False
-        lines_before += len(lines)
-        yield lines
-    if pending:
-        yield _decode(pending + b"\n", lines_before, name, first)
+    for block in blocks(stream, chunk=chunk):
+        yield block.lines(name)
 
 
 def _decode(block: bytes, lines_before: int, name: str, first: bool) -> list[str]:
@@ -150,3 +184,207 @@ def predict_batches(
     """Each batch of lines with its words and `model`'s predictions, one batch at a time."""
     for lines in batches:
         yield Predicted(model, lines, split)
+
+
+#: A block with fewer lines than this goes by the line path (numpy's set-up costs more).
+MIN_BYTE_LINES = 64
+#: The byte path packs a token's UTF-8 bytes into 64-bit words, at most this many.
+KEY_WORDS = 4
+_ENCODING_NAMES = ("utf-8", "utf8")
+
+
+class Applied:
+    """What `ByteApplier.apply` made of a block: the bytes to print, and the unseen
+    tokens with the number of lines they are in (as `Predicted.unseen`)."""
+
+    __slots__ = ("data", "unseen")
+
+    def __init__(self, data: bytes, unseen: Counter) -> None:
+        self.data, self.unseen = data, unseen
+
+
+class ByteApplier:
+    """`fstsynth apply`'s fast path (plain output, one prediction per line, tokens
+    joined by `sep`): see the module docstring. Made once per command; numpy is
+    imported when the first block it reads comes.
+
+    Token lookup without Python objects: a token's first 8 UTF-8 bytes, read as a
+    little-endian 64-bit word straight from the block (an unaligned view of it), are
+    its key; a multiplicative hash of the key (chosen so that the model's tokens fall
+    in distinct slots) finds the one model token it can be, which is then checked on
+    its key, its length and its later bytes. A model whose tokens cannot be told apart
+    by their first 8 bytes, or are longer than KEY_WORDS words, or hold a NUL or white
+    space, is not read this way (`usable` is False)."""
+
+    def __init__(self, model: "PairModel", alphabet: Container[Token], sep: str) -> None:
+        self._model = model
+        self._alphabet = alphabet
+        self._sep = sep
+        self._tables = model.tables
+        tokens = self._tables.tokens
+        self._encoded = [t.encode("utf-8") for t in tokens]
+        self.words = max([1] + [(len(e) + 7) // 8 for e in self._encoded])
+        self.usable = (
+            self.words <= KEY_WORDS
+            and all(e and b"\0" not in e and not any(c.isspace() for c in t) for t, e in zip(tokens, self._encoded))
+            and len({e[:8] for e in self._encoded}) == len(self._encoded)
+        )
+        self._np: Any = None
+
+    def _ready(self) -> Any:
+        """numpy, and the arrays made with it (once)."""
+        if self._np is not None:
+            return self._np
+        import numpy as np
+
+        encoded, count = self._encoded, len(self._encoded)
+        padded = b"".join(e.ljust(8 * self.words, b"\0") for e in encoded) + b"\0" * 8 * self.words
+        keys = np.frombuffer(padded, dtype="<u8").reshape(count + 1, self.words)  # row `count`: no token
+        self._keys = np.ascontiguousarray(keys[:, 0])
+        self._rest = np.ascontiguousarray(keys[:, 1:])
+        self._length = np.array([len(e) for e in encoded] + [-1], dtype=np.int64)
+        self._slot, self._multiplier, self._shift = _perfect_hash(np, self._keys[:count])
+        # A key word keeps the bytes of a token's length: masks by bytes left (0-8).
+        self._mask = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+        tokens = self._tables.tokens
+        self._seen = np.array([t in self._alphabet for t in tokens], dtype=bool)
+        # What is printed per output token: followed by `sep` (rows 0..count-1), or
+        # by the newline as the last of its word (rows count..2 count-1).
+        sep = self._sep.encode("utf-8")
+        items = [e + sep for e in encoded] + [e + b"\n" for e in encoded]
+        self._out_bytes = np.frombuffer(b"".join(items), dtype=np.uint8)
+        self._out_len = np.array([len(e) for e in items], dtype=np.int32)
+        self._out_first = np.zeros(len(items), dtype=np.int32)
+        np.cumsum(self._out_len[:-1], out=self._out_first[1:])
+        self._np = np
+        return np
+
+    def apply(self, block: Block) -> Applied | None:
+        """The printed predictions of a block's lines, or None if the block is not one
+        this path reads (the line path then does)."""
+        data = block.data
+        lines = data.count(b"\n")
+        if not self.usable or lines < MIN_BYTE_LINES:
+            return None
+        if b"  " in data or b" \n" in data or b"\n " in data or data.startswith(b" "):
+            return None  # spacing that str.split reads but the byte path does not
+        if b"\t" in data or b"#" in data or b"\r" in data or (block.first and data.startswith(b"\xef\xbb\xbf")):
+            return None  # tabs, comments, CRs and byte-order marks: the line path
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # the line path names the line
+        if not unicodedata.is_normalized("NFC", text) or any(c in text for c in _OTHER_SPACE):
+            return None
+        np = self._ready()
+        raw = np.frombuffer(data, dtype=np.uint8)
+        ends = np.flatnonzero((raw == 0x20) | (raw == 0x0A))  # the byte after each token
+        newline = raw[ends] == 0x0A
+        starts = np.empty_like(ends)
+        starts[0] = 0
+        starts[1:] = ends[:-1] + 1
+        lengths = ends - starts
+        word_of = np.cumsum(newline) - newline  # the line each token is on
+        if not lengths.all():  # empty lines: no token, an empty word
+            keep = lengths > 0
+            starts, lengths, word_of = starts[keep], lengths[keep], word_of[keep]
+        ids = self._lookup(data, starts, lengths)
+        counts = np.bincount(word_of, minlength=lines)
+        if int(counts.max()) > LONG_WORD:
+            return None  # a word this long is walked alone (`Tables.outputs`)
+        fix: list[int] = []
+        unseen: Counter = Counter()
+        seen = self._seen[ids]
+        if not seen.all():
+            odd = np.unique(word_of[~seen])
+            if (counts[odd] == 1).any():
+                return None  # an unspaced word the alphabet does not know: the line path splits it
+            fix = odd.tolist()
+        word_starts = np.zeros(lines + 1, dtype=np.int64)
+        np.cumsum(counts, out=word_starts[1:])
+        try:
+            out, out_starts = self._tables.walk_ids(ids, word_starts)
+        except TablesError as exc:
+            from fstsynth.model import Error as ModelError
+
+            raise ModelError(f"{self._model.far_key}: {exc}: the model is damaged") from None
+        printed = self._printed(out, out_starts)
+        if not fix:
+            return Applied(printed, unseen)
+        return Applied(self._fixed(text, printed, out, out_starts, fix, unseen), unseen)
+
+    def _lookup(self, data: bytes, starts: "np.ndarray", lengths: "np.ndarray") -> "np.ndarray":
+        """Token indices of the tokens at `starts` (`lengths` bytes each); UNK's where
+        the model has no such token."""
+        np = self._np
+        padded = data + b"\0" * (8 * self.words)
+        view = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+        mask = self._mask
+        key = view[starts]
+        key &= mask[np.minimum(lengths, 8)]
+        at = self._slot[(key * self._multiplier) >> self._shift]
+        hit = self._keys[at] == key
+        hit &= self._length[at] == lengths
+        for w in range(1, self.words):
+            rest = view[starts + 8 * w] & mask[np.clip(lengths - 8 * w, 0, 8)]
+            hit &= self._rest[at, w - 1] == rest
+        return np.where(hit, at, self._tables.unk).astype(np.int32)
+
+    def _printed(self, out: "np.ndarray", out_starts: "np.ndarray") -> bytes:
+        """The outputs as printed: tokens joined by `sep`, a newline after each word."""
+        np = self._np
+        sizes = np.diff(out_starts)
+        item = out.copy()
+        item[out_starts[1:][sizes > 0] - 1] += len(self._tables.tokens)  # the last of its word
+        at, bounds = concat_ranges(np, self._out_first[item], self._out_len[item])
+        printed = self._out_bytes[at]
+        if not sizes.all():  # an empty word: a newline alone
+            printed = np.insert(printed, bounds[out_starts[:-1][sizes == 0]], 0x0A)
+        return printed.tobytes()
+
+    def _fixed(
+        self, text: str, printed: bytes, out: "np.ndarray", out_starts: "np.ndarray", fix: list[int], unseen: Counter
+    ) -> bytes:
+        """`printed` with the lines of words holding unseen tokens made again as the line
+        path makes them (unseen tokens put back: `model.restore_unknown`), and those
+        tokens counted in `unseen`."""
+        from fstsynth.model import restore_unknown
+
+        lines = text.split("\n")
+        printed_lines = printed.split(b"\n")
+        tokens = self._tables.tokens
+        for k in fix:
+            word = lines[k].split()
+            unseen.update({tok for tok in word if tok not in self._alphabet})
+            output = tuple(tokens[i] for i in out[out_starts[k] : out_starts[k + 1]].tolist())
+            restored = restore_unknown(word, self._model.map_unknown(word), output)
+            printed_lines[k] = self._sep.join(restored).encode("utf-8")
+        return b"\n".join(printed_lines)
+
+
+def _perfect_hash(np: Any, keys: "np.ndarray") -> tuple["np.ndarray", "np.uint64", "np.uint64"]:
+    """A slot table for `keys` (distinct uint64): `slot[(key * multiplier) >> shift]`
+    is the index of `key` among them, for every key of them (other keys land anywhere,
+    on `len(keys)` for an empty slot). Multipliers are tried from a fixed sequence,
+    in tables of growing size, until no two keys share a slot."""
+    count = len(keys)
+    bits = max(4, count.bit_length() + 2)
+    candidate = 0x9E3779B97F4A7C15  # odd multipliers: Weyl steps of the golden ratio
+    while True:
+        for _ in range(64):
+            candidate = (candidate + 0x9E3779B97F4A7C16) % (1 << 64) | 1
+            multiplier, shift = np.uint64(candidate), np.uint64(64 - bits)
+            slots = (keys * multiplier) >> shift
+            if len(set(slots.tolist())) == count:
+                table = np.full(1 << bits, count, dtype=np.int32)
+                table[slots] = np.arange(count, dtype=np.int32)
+                return table, multiplier, shift
+        bits += 1
+
+
+def byte_applier(model: "PairModel", alphabet: Container[Token], sep: str, encoding: str) -> ByteApplier | None:
+    """A `ByteApplier` if the model's tokens and the output `encoding` allow one."""
+    if encoding.lower().replace("_", "-") not in _ENCODING_NAMES:
+        return None
+    applier = ByteApplier(model, alphabet, sep)
+    return applier if applier.usable else None

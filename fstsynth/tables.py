@@ -4,7 +4,7 @@ Public API:
     PassTables, NumpyPass, Tables, Outputs, Error, UNK, CONSTANT, OFFSET
     lowest_rules(numpy, masks, rules)
     Tables(tokens, passes), Tables.apply(word) -> Word, Tables.apply_many(words) -> list[Word],
-    Tables.outputs(words) -> Outputs
+    Tables.outputs(words) -> Outputs, Tables.walk_ids(tok, starts) -> (tok, starts)
     Tables.arrays(prefix) -> dict[str, Array], Tables.from_arrays(tokens, arrays, count, prefix)
 
 Each pass is a bimachine (`fstsynth.bimachine`): a right automaton read right to left,
@@ -338,12 +338,35 @@ class Tables:
         tok = np.fromiter(map(self._lookup.__getitem__, chain.from_iterable(words)), np.int32, int(lens.sum()))
         starts = np.zeros(len(words) + 1, dtype=np.int64)
         np.cumsum(lens, out=starts[1:])
-        tag = np.zeros_like(tok)
-        for p in passes:
-            tok, tag, starts = _run_pass(np, p, tok, tag, starts)
+        tok, starts = self.walk_ids(tok, starts)
         unk = tok == self.unk
         with_unk = np.unique(np.searchsorted(starts, np.nonzero(unk)[0], side="right") - 1).tolist()
         return Outputs(token_array[tok].tolist(), starts.tolist(), with_unk)
+
+    def walk_ids(self, tok: "np.ndarray", starts: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
+        """The outputs of a batch given as token indices (int32, the words one after the
+        other; word k is `tok[starts[k] : starts[k + 1]]`), in the same form. Every pass
+        steps through the longest word one position at a time: words longer than
+        LONG_WORD are better walked by `apply`.
+
+        Between passes flow *symbols*, `tag * len(tokens) + token` (the tag: which
+        transformation wrote the token, for a later pass that tests it)."""
+        np, _, passes = self._numpy
+        tokens = len(self.tokens)
+        sym = tok.astype(np.int32, copy=False)
+        starts = starts.astype(np.int32, copy=False)
+        layout: _Layout | None = None
+        for b in passes:
+            if b.direct_symbol is not None:  # no context: a lookup per symbol
+                sym = b.direct_symbol[sym]
+            elif b.fast is not None:
+                sym, starts, layout = b.fast.run(np, sym, starts, layout)
+            else:  # templates that copy tokens from elsewhere
+                tag, tok = (x.astype(np.int32) for x in np.divmod(sym, tokens))
+                tok, tag, wide = _run_pass(np, b, tok, tag, starts.astype(np.int64))
+                sym = (tag.astype(np.int32) * tokens + tok).astype(np.int32)
+                starts, layout = wide.astype(np.int32), None
+        return sym, starts.astype(np.int64)
 
     @cached_property
     def _lookup(self) -> "_Lookup":
@@ -439,6 +462,9 @@ class _Batched:
     # A pass that reads no context (one state each side), writes one token per token
     # and copies nothing: per symbol, the token it writes and its tag (else None).
     direct: "tuple[np.ndarray, np.ndarray] | None"
+    direct_symbol: "np.ndarray | None"  # the same as next-pass symbols (see `Tables.walk_ids`)
+    # The same pass for `_Fast.run` (None if its templates copy tokens from elsewhere).
+    fast: "_Fast | None"
 
     @classmethod
     def of(cls, np: Any, p: NumpyPass) -> "_Batched":
@@ -468,9 +494,14 @@ class _Batched:
             decision = by_class[p.symbol_class]  # [tag, token]
             written = np.where(kind1[decision] == OFFSET, np.arange(tokens)[None, :], value1[decision])
             direct = (written.astype(np.int32).reshape(-1), p.out_tag[decision].reshape(-1))
+        start_decide = start_decide.astype(np.int32)
+        direct_symbol = None
+        if direct is not None:
+            direct_symbol = (direct[1] * p.symbol_class.shape[1] + direct[0]).astype(np.int32)
+        fast = None if copies or decide is None else _Fast.of(np, p, candidates, decide, start_decide)
         return cls(
             p, classes, rights, p.left_next.reshape(-1), p.right_next.reshape(-1), candidates, decide,
-            start_decide.astype(np.int32), sizes, single, kind1, value1, copies, direct,
+            start_decide, sizes, single, kind1, value1, copies, direct, direct_symbol, fast,
         )
 
 
@@ -570,3 +601,198 @@ def _check_reads(np: Any, offset: "np.ndarray", read: "np.ndarray", lo: "np.ndar
     """Templates read tokens of their own word only (else the tables are damaged)."""
     if offset.any() and (offset & ((read < lo) | (read >= hi))).any():
         raise Error("damaged tables: a template reads outside the word")
+
+
+def concat_ranges(np: Any, first: "np.ndarray", size: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
+    """The indices `first[k], first[k] + 1, ..., first[k] + size[k] - 1` for every k,
+    one range after the other (int32), and where each range starts among them
+    (`bounds`, one longer than `first`: range k is `bounds[k] : bounds[k + 1]`)."""
+    bounds = np.zeros(len(size) + 1, dtype=np.int32)
+    np.cumsum(size, out=bounds[1:])
+    # Index i of range k is first[k] + (i - bounds[k]): one repeat of the differences.
+    shift = np.repeat((first - bounds[:-1]).astype(np.int32), size)
+    shift += np.arange(int(bounds[-1]), dtype=np.int32)
+    return shift, bounds
+
+
+class _Layout:
+    """A batch's positions in *column order*: the words sorted by length (longest
+    first), then position 0 of every word, position 1 of every word that long, ...
+    Row j (positions j) is `row[j] : row[j] + going[j]`, the words still going at j
+    being a prefix of the sorted words; `source[c]` is the flat position at place c
+    of column order. An automaton steps through a row in one array operation on
+    contiguous memory."""
+
+    __slots__ = ("order", "going", "row", "source")
+
+    def __init__(self, np: Any, starts: "np.ndarray") -> None:
+        n = len(starts) - 1
+        lens = np.diff(starts)
+        narrow = np.int16 if n and int(lens.max()) < 32767 else np.int32
+        self.order = np.argsort(-lens.astype(narrow), kind="stable")  # a radix sort for int16
+        slens = lens[self.order]
+        steps = int(slens[0]) if n else 0
+        going = np.searchsorted(-slens, -np.arange(steps), side="left")
+        row = np.zeros(steps + 1, dtype=np.int32)
+        np.cumsum(going, out=row[1:])
+        self.going, self.row = going.tolist(), row.tolist()
+        sorted_starts = starts[:-1][self.order].astype(np.int32)
+        source = np.empty(int(row[-1]), dtype=np.int32)
+        for j, (k, a) in enumerate(zip(self.going, self.row)):
+            np.add(sorted_starts[:k], j, out=source[a : a + k])
+        self.source = source
+
+
+class _Fast:
+    """A pass whose templates copy no token but the one at the position, run over a
+    batch in column order (`_Layout`) with precomputed tables:
+    - `right_t[cls * rights + state]`: the right automaton, class-major (its states
+      are kept plain for the decision table);
+    - `left_m[state * classes + cls]`: the left automaton, its states kept multiplied
+      by `classes` (one addition, one lookup a step);
+    - `candidate_r[left * classes + cls]`: the left candidate, times `rights`, so that
+      `decide[candidate_r + right]` is the decision;
+    - what a position writes: row `decision * symbols + symbol` of the rows
+      `items[first[row] : first[row] + size[row]]` (next-pass symbols); the start
+      position's, rows `start_base + decision` (`has_start`: some start template
+      writes something)."""
+
+    __slots__ = (
+        "classes", "rights", "lefts", "symbols", "sym_class", "right_t", "right_start", "left_m", "left_start_m",
+        "candidate_r", "decide", "start_decide", "items", "first", "size", "one", "start_base", "has_start", "single",
+    )
+    classes: int
+    rights: int
+    lefts: int
+    symbols: int
+    sym_class: "np.ndarray"
+    right_t: "np.ndarray"
+    right_start: int
+    left_m: "np.ndarray"
+    left_start_m: int
+    candidate_r: "np.ndarray"
+    decide: "np.ndarray"
+    start_decide: "np.ndarray"
+    items: "np.ndarray"
+    first: "np.ndarray"
+    size: "np.ndarray"
+    one: "np.ndarray | None"
+    start_base: int
+    has_start: bool
+    single: bool
+
+    @classmethod
+    def of(
+        cls, np: Any, p: NumpyPass, candidates: "np.ndarray", decide: "np.ndarray", start_decide: "np.ndarray"
+    ) -> "_Fast | None":
+        f = cls()
+        f.classes, f.rights, f.lefts = p.class_mask.shape[0], p.right_next.shape[0], p.left_next.shape[0]
+        tags, tokens = p.symbol_class.shape
+        f.symbols = tags * tokens
+        f.sym_class = p.symbol_class.reshape(-1).astype(np.int32)
+        f.right_t = np.ascontiguousarray(p.right_next.T).reshape(-1).astype(np.int32)
+        f.right_start = int(p.right_start)
+        f.left_m = (p.left_next.reshape(-1) * f.classes).astype(np.int32)
+        f.left_start_m = int(p.left_start) * f.classes
+        f.candidate_r = (candidates * f.rights).astype(np.int32)
+        f.decide, f.start_decide = decide.astype(np.int32), start_decide.astype(np.int32)
+        decisions = p.rules + 1
+        starts = p.template_start.tolist()
+        kinds, values, out_tag = p.template_kind.tolist(), p.template_value.tolist(), p.out_tag.tolist()
+        reachable = set(np.unique(start_decide).tolist())  # the start decisions some right state takes
+        start_items = {d: range(starts[decisions + d], starts[decisions + d + 1]) for d in reachable}
+        if any(kinds[a] != CONSTANT for d in reachable for a in start_items[d]):
+            return None  # a start template that reads the word: the general walker
+        # Rows (d, symbol): template d's items at a position holding `symbol`.
+        symbol = np.arange(f.symbols, dtype=np.int32)
+        token_of = symbol % tokens
+        columns = []  # per decision: [symbols, items]
+        for d in range(decisions):
+            written = [token_of if kinds[a] == OFFSET else np.full(f.symbols, values[a], np.int32)
+                       for a in range(starts[d], starts[d + 1])]
+            columns.append(np.stack(written, axis=1) + out_tag[d] * tokens if written else None)
+        sizes = np.array([starts[d + 1] - starts[d] for d in range(decisions)], dtype=np.int32)
+        f.size = np.repeat(sizes, f.symbols)
+        f.items = np.concatenate([c.reshape(-1) for c in columns if c is not None] or [np.zeros(0, np.int32)])
+        f.first = np.zeros(decisions * f.symbols, dtype=np.int32)
+        at = 0
+        for d, c in enumerate(columns):
+            if c is not None:
+                f.first[d * f.symbols : (d + 1) * f.symbols] = at + symbol * sizes[d]
+                at += c.size
+        start_sizes = [len(start_items[d]) if d in reachable else 0 for d in range(decisions)]
+        reachable_sorted = sorted(reachable)
+        f.has_start = any(start_sizes)
+        f.start_base = len(f.size)
+        if f.has_start:
+            written = [out_tag[d] * tokens + values[a] for d in reachable_sorted for a in start_items[d]]
+            start_first = np.cumsum([0] + start_sizes[:-1]) + len(f.items)
+            f.items = np.concatenate([f.items, np.array(written, dtype=np.int32)])
+            f.first = np.concatenate([f.first, start_first.astype(np.int32)])
+            f.size = np.concatenate([f.size, np.array(start_sizes, dtype=np.int32)])
+        f.single = bool((sizes == 1).all()) and not f.has_start
+        # One item per row: the item itself (a lookup instead of a range).
+        f.one = f.items[f.first[: f.start_base]] if f.single else None
+        return f
+
+    def run(
+        self, np: Any, sym: "np.ndarray", starts: "np.ndarray", layout: "_Layout | None"
+    ) -> tuple["np.ndarray", "np.ndarray", "_Layout | None"]:
+        """The pass over a batch: symbols (int32, words one after the other) and word
+        boundaries (int32) in, the same out, and the layout if the words kept their lengths."""
+        n, count = len(starts) - 1, len(sym)
+        if n == 0:
+            return sym, starts, layout
+        if layout is None:
+            layout = _Layout(np, starts)
+        going, row, source = layout.going, layout.row, layout.source
+        col = sym[source]
+        cls = self.sym_class[col]
+        rho: Any = None
+        rho_start = np.full(n, self.right_start, dtype=np.int32)
+        if self.rights > 1:
+            cls_r = cls * self.rights
+            right_t = self.right_t
+            rho = np.empty(count, dtype=np.int32)
+            state = rho_start
+            for j in range(len(going) - 1, -1, -1):
+                k, a = going[j], row[j]
+                now = state[:k]
+                rho[a : a + k] = now
+                state[:k] = right_t[cls_r[a : a + k] + now]
+        if self.lefts > 1:
+            left_m = self.left_m
+            key = np.empty(count, dtype=np.int32)
+            state = np.full(n, self.left_start_m, dtype=np.int32)
+            for j in range(len(going)):
+                k, a = going[j], row[j]
+                here = state[:k] + cls[a : a + k]
+                key[a : a + k] = here
+                state[:k] = left_m[here]
+        else:
+            key = cls + self.left_start_m
+        chosen = self.candidate_r[key]
+        if rho is not None:
+            chosen += rho
+        row_id = self.decide[chosen] * self.symbols + col
+        if self.one is not None:  # one symbol per position: the words keep their lengths
+            out = np.empty(count, dtype=np.int32)
+            out[source] = self.one[row_id]
+            return out, starts, layout
+        ids = np.empty(count, dtype=np.int32)
+        ids[source] = row_id
+        if self.has_start:
+            start_decision = np.empty(n, dtype=np.int32)
+            start_decision[layout.order] = self.start_decide[rho_start]
+            # Every word's start position first, then its positions.
+            word = np.repeat(np.arange(n, dtype=np.int32), np.diff(starts))
+            word += np.arange(1, count + 1, dtype=np.int32)
+            firsts = starts[:-1] + np.arange(n, dtype=np.int32)
+            ids_v = np.empty(count + n, dtype=np.int32)
+            ids_v[word] = ids
+            ids_v[firsts] = self.start_base + start_decision
+            ids, word_bounds = ids_v, np.append(firsts, count + n).astype(np.int32)
+        else:
+            word_bounds = starts
+        at, bounds = concat_ranges(np, self.first[ids], self.size[ids])
+        return self.items[at], bounds[word_bounds], None
