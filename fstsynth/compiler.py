@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -443,6 +443,9 @@ class Transducers:
     stage_pass: tuple[int, ...]
     symbols: pynini.SymbolTable
     tokens: tuple[Token, ...]
+    # Pass transducers and the composition, once built (composing a pass with many
+    # right contexts takes seconds; exports and checks ask for them more than once).
+    _built: dict[object, pynini.Fst] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for fst in self.stages:
@@ -493,7 +496,13 @@ class Transducers:
     def pass_transducer(self, k: int) -> pynini.Fst:
         """Pass k (1-based) as one transducer: its stages composed (the annotator
         determinized first, then composed with the decider, then optimized). Built on
-        request: for a pass with many right contexts it is far larger than its stages."""
+        request (once; a copy each time): for a pass with many right contexts it is far
+        larger than its stages."""
+        if k not in self._built:
+            self._built[k] = self._build_pass(k)
+        return self._built[k].copy()
+
+    def _build_pass(self, k: int) -> pynini.Fst:
         group = [fst for fst, p in zip(self.stages, self.stage_pass) if p == k]
         if not group:
             raise Error(f"no pass {k}")
@@ -515,8 +524,11 @@ class Transducers:
         return fst
 
     def composed(self) -> pynini.Fst:
-        """All the passes composed into one transducer (see `compose_passes`)."""
-        return compose_passes(self.pass_transducers(), self.symbols)
+        """All the passes composed into one transducer (see `compose_passes`; built
+        once, a copy each time)."""
+        if "composed" not in self._built:
+            self._built["composed"] = compose_passes(self.pass_transducers(), self.symbols)
+        return self._built["composed"].copy()
 
     def token_symbols(self) -> pynini.SymbolTable:
         """The table of word tokens alone (and epsilon): what a user's words are written in."""
