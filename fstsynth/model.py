@@ -63,7 +63,6 @@ from fstsynth.arrays import Array, read_npz, write_npz
 from fstsynth.arrays import Error as ArraysError
 from fstsynth.errors import UserError
 from fstsynth.fileio import atomic_directory, stable_directory
-from fstsynth.interpreter import run
 from fstsynth.tables import UNK, Outputs, Tables
 from fstsynth.tables import Error as TablesError
 from fstsynth.progress import report
@@ -268,6 +267,8 @@ class PairModel:
         return restore_unknown(word, mapped, output)
 
     def interpret(self, word: Sequence[Token], features: Mapping) -> Word:
+        from fstsynth.interpreter import run  # not imported by `apply`: start-up time
+
         mapped = self.map_unknown(word)
         return restore_unknown(word, mapped, run(self.program, mapped, features))
 

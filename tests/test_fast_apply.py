@@ -196,3 +196,42 @@ def test_line_batches_split_only_at_newlines():
     assert list(line_batches(io.BytesIO(b""))) == []
     doc = json.dumps({"x": 1})  # any text: one line without a final newline
     assert list(line_batches(io.BytesIO(doc.encode()))) == [[doc]]
+
+
+@pytest.mark.parametrize("sep", [" ", ""])
+def test_the_byte_path_prints_what_the_line_path_prints(plural_model, sep):
+    """Blocks of plain lines go from bytes to bytes (`stream.ByteApplier`); the lines
+    they print, and the unseen tokens they count, are the line path's. Empty lines,
+    one-token lines and unseen tokens in longer lines stay on the byte path; blocks it
+    cannot read as the line path does are declined."""
+    from fstsynth.model import load_model
+    from fstsynth.problem import WordSplitter
+    from fstsynth.stream import MIN_BYTE_LINES, Block, ByteApplier, predict_batches
+
+    model = load_model(plural_model)
+    pm = model.pair()
+    alphabet = set(model.alphabet)
+    tokens = sorted(alphabet)
+    rng = random.Random(7)
+    lines = []
+    for _ in range(600):
+        word = [rng.choice(tokens) for _ in range(rng.randint(1, 9))]
+        roll = rng.random()
+        if roll < 0.05:
+            lines.append("")
+        elif roll < 0.12:
+            word.insert(rng.randrange(len(word) + 1), rng.choice(["☃", "Q", "<unk>"]))
+            lines.append(" ".join(word))
+        elif roll < 0.2:
+            lines.append(word[0])
+        else:
+            lines.append(" ".join(word))
+    applier = ByteApplier(pm, alphabet, sep)
+    got = applier.apply(Block(("\n".join(lines) + "\n").encode(), 0, True))
+    assert got is not None, "the byte path declined plain lines"
+    batch = next(predict_batches(pm, [lines], WordSplitter(alphabet)))
+    assert got.data.decode().split("\n")[:-1] == batch.texts(sep)
+    assert got.unseen == batch.unseen(alphabet) and got.unseen
+    for odd in ("k a\tt", "# k a t", "k  a t", " k a t", "k a t\r", "☃", "k\u00a0a", "e\u0301 a"):
+        block = Block(((odd + "\n") * MIN_BYTE_LINES).encode(), 0, True)
+        assert applier.apply(block) is None, odd
