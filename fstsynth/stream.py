@@ -296,7 +296,7 @@ class ByteApplier:
         unseen: Counter = Counter()
         seen = self._seen[ids]
         if not seen.all():
-            odd = np.unique(word_of[~seen])
+            odd = np.array(sorted(set(word_of[~seen].tolist())), dtype=np.int64)
             if (counts[odd] == 1).any():
                 return None  # an unspaced word the alphabet does not know: the line path splits it
             fix = odd.tolist()

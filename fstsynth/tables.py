@@ -340,7 +340,7 @@ class Tables:
         np.cumsum(lens, out=starts[1:])
         tok, starts = self.walk_ids(tok, starts)
         unk = tok == self.unk
-        with_unk = np.unique(np.searchsorted(starts, np.nonzero(unk)[0], side="right") - 1).tolist()
+        with_unk = sorted(set((np.searchsorted(starts, np.nonzero(unk)[0], side="right") - 1).tolist()))
         return Outputs(token_array[tok].tolist(), starts.tolist(), with_unk)
 
     def walk_ids(self, tok: "np.ndarray", starts: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
@@ -431,6 +431,21 @@ def lowest_rules(np: Any, masks: "np.ndarray", rules: int) -> "np.ndarray":
     return out.reshape(masks.shape[:-1])
 
 
+def _distinct_rows(np: Any, rows: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
+    """The distinct rows of a 2-d array: a row index for each (`first`), and each row's
+    number among them (`inverse`). (`np.unique` would do, but it imports numpy.ma, a
+    twentieth of a second of start-up.)"""
+    count = rows.shape[0]
+    order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(count)
+    ranked = rows[order]
+    new = np.ones(count, dtype=bool)
+    if count > 1:
+        new[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)
+    inverse = np.empty(count, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
+
+
 #: The decision table of a pass (left candidates x right states) is precomputed when
 #: it has at most this many entries; beyond, decisions are computed from the masks.
 DECISION_TABLE_MAX = 20_000_000
@@ -472,11 +487,10 @@ class _Batched:
         classes, rights = p.class_mask.shape[0], p.right_mask.shape[0]
         left = p.left_mask[:, None, :] & p.class_mask[None, :, :]  # [left, class, words]
         rows = np.ascontiguousarray(left.reshape(-1, words))
-        keys = rows.view(np.dtype((np.void, 8 * words))).reshape(-1)
-        values, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        first, inverse = _distinct_rows(np, rows)
         candidates: Any = None
         decide: Any = None
-        if len(values) * rights <= DECISION_TABLE_MAX:
+        if len(first) * rights <= DECISION_TABLE_MAX:
             candidates = inverse.reshape(-1).astype(np.int32)
             decide = lowest_rules(np, rows[first][:, None, :] & p.right_mask[None, :, :], p.rules).reshape(-1)
             decide = decide.astype(np.int32)
@@ -699,7 +713,7 @@ class _Fast:
         decisions = p.rules + 1
         starts = p.template_start.tolist()
         kinds, values, out_tag = p.template_kind.tolist(), p.template_value.tolist(), p.out_tag.tolist()
-        reachable = set(np.unique(start_decide).tolist())  # the start decisions some right state takes
+        reachable = set(start_decide.tolist())  # the start decisions some right state takes
         start_items = {d: range(starts[decisions + d], starts[decisions + d + 1]) for d in reachable}
         if any(kinds[a] != CONSTANT for d in reachable for a in start_items[d]):
             return None  # a start template that reads the word: the general walker
