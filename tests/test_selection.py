@@ -97,7 +97,7 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
     most = max(held for held, _ in scores)
     band = math.sqrt(most * (tested - most) / tested)
     within = [r for r, (held, _) in enumerate(scores) if held >= most - band]
-    rank = min(within, key=lambda r: (scores[r][1], -scores[r][0], r))
+    rank = min(within, key=lambda r: (scores[r][1], r))
     result = learn_variant(all_pairs, features, replace(options, variant=AUTO_ORDER[rank]))
     return result.program, AUTO_ORDER[rank], scores[rank][0] / tested
 
@@ -193,6 +193,9 @@ def test_auto_with_rows_to_spare_learns_once_per_variant_and_predicts_the_other_
         ({"token": (90, 40), "feature": (72, 30)}, "token", 0.90),
         # Within the band, the shorter wins whichever is ahead.
         ({"token": (70, 25), "feature": (73, 30)}, "token", 0.70),
+        # Within the band and as short: a row or two ahead is noise, the earlier wins.
+        ({"token": (95, 85), "feature": (96, 85)}, "token", 0.95),
+        ({"token": (73, 30), "feature": (70, 30)}, "token", 0.73),
     ],
 )
 def test_auto_prefers_the_shorter_program_within_one_standard_error(monkeypatch, scores, chosen, held_out):
