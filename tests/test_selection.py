@@ -97,7 +97,8 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
     most = max(held for held, _ in scores)
     band = math.sqrt(most * (tested - most) / tested)
     within = [r for r, (held, _) in enumerate(scores) if held >= most - band]
-    rank = min(within, key=lambda r: (scores[r][1], r))
+    fewest = min(scores[r][1] for r in within)
+    rank = min(r for r in within if scores[r][1] <= fewest + math.sqrt(fewest))
     result = learn_variant(all_pairs, features, replace(options, variant=AUTO_ORDER[rank]))
     return result.program, AUTO_ORDER[rank], scores[rank][0] / tested
 
@@ -196,9 +197,13 @@ def test_auto_with_rows_to_spare_learns_once_per_variant_and_predicts_the_other_
         # Within the band and as short: a row or two ahead is noise, the earlier wins.
         ({"token": (95, 85), "feature": (96, 85)}, "token", 0.95),
         ({"token": (73, 30), "feature": (70, 30)}, "token", 0.73),
+        # 260 rules against 270: closer than sqrt(260) = 16, as short: the earlier wins.
+        ({"token": (73, 270), "feature": (74, 260)}, "token", 0.73),
+        # 200 against 270 is clearly shorter.
+        ({"token": (74, 270), "feature": (73, 200)}, "feature", 0.73),
     ],
 )
-def test_auto_prefers_the_shorter_program_within_one_standard_error(monkeypatch, scores, chosen, held_out):
+def test_auto_prefers_the_clearly_shorter_program_within_one_standard_error(monkeypatch, scores, chosen, held_out):
     # Hand-set held-out counts (of 100 rows) and rules of the cross-validation
     # programs for each variant; the program from all rows is then learned for real.
     from fstsynth.synthesis import learner

@@ -78,10 +78,10 @@ def learn(
     the others; on `options.cv_rows` evenly spaced rows when there are more, and as one
     split of fresh rows to predict where rows are plentiful: `cv_splits`). By the
     one-standard-error rule, of the configurations within one standard error of the
-    best held-out count, the one whose cross-validation programs have the fewest rules
-    learns the program from all rows (shorter programs generalize better, paper
-    section 5.2); then the earlier configuration tried (`AUTO_ORDER`, then the extra
-    pass, then the extra features). A
+    best held-out count, those whose cross-validation programs have about the fewest
+    rules (within the square root of that count), and of those the earliest tried
+    (`AUTO_ORDER`, then the extra pass, then the extra features), learns the program
+    from all rows (shorter programs generalize better, paper section 5.2). A
     variant that predicts every held-out row stops the search. Where letters with
     diacritics could be written plain first (`plain_letter_pass`), the best variant is
     cross-validated with that pass too, and competes with the others. Never looks at
@@ -236,17 +236,20 @@ def _learn_auto(
         try_also(fewer, derived, fewer.variant + " + IPA features")
     # The one-standard-error rule: among the configurations whose held-out count is
     # within one standard error of the best (sqrt(p(1 - p) / n) of a share p over n
-    # rows), the one whose cross-validation programs have the fewest rules; then the
-    # earlier (the simpler configuration: the paper's best variant first, the extra
-    # pass and the extra features last). Held-out counts closer than that are noise
-    # (100 rows at 73%: 4.4 rows), so they break no tie; of programs that generalize
-    # alike the shorter states the broader rules. Without cross-validation every
-    # variant is learned from all rows and the shortest program wins.
+    # rows), those whose cross-validation programs are about as short as the shortest
+    # (within one standard error of a count, its square root); of those the earliest
+    # (the simpler configuration: the paper's best variant first, the extra pass and
+    # the extra features last). Held-out counts closer than that are noise (100 rows
+    # at 73%: 4.4 rows), and so are rule counts (the programs of other samples of as
+    # many rows differ by as much): neither breaks a tie. Of programs that generalize
+    # alike the clearly shorter states the broader rules. Without cross-validation
+    # every variant is learned from all rows and the shortest program wins.
     most = max(held_by_rank)
     if k >= 2:
         band = math.sqrt(most * (tested - most) / tested) if tested else 0.0
         within = [rank for rank, held in enumerate(held_by_rank) if held >= most - band]
-        chosen = min(within, key=lambda rank: (rules_by_rank[rank], rank))
+        fewest = min(rules_by_rank[rank] for rank in within)
+        chosen = min(rank for rank in within if rules_by_rank[rank] <= fewest + math.sqrt(fewest))
         tied = [chosen]
         for rank, opts in enumerate(variants[: len(held_by_rank)]):
             log.debug(
