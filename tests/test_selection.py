@@ -83,21 +83,26 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
         results = [learn_variant(all_pairs, features, replace(options, variant=v)) for v in AUTO_ORDER]
         rank = min(range(len(results)), key=lambda r: (results[r].program.rule_count, r))
         return results[rank].program, AUTO_ORDER[rank], None
-    scores = []  # (held-out rows right, rules of the folds' programs)
+    scores = []  # (held-out rows right, rules of each split's program)
     for variant in AUTO_ORDER:
         opts = replace(options, variant=variant)
-        held = rules = 0
+        held, rules = 0, []
         for train, test in splits:
             part = learn_variant(train, features, opts)
             held += sum(run(part.program, src, features) == tgt for src, tgt in test)
-            rules += part.program.rule_count
+            rules.append(part.program.rule_count)
         scores.append((held, rules))
         if held == tested:
             break
     most = max(held for held, _ in scores)
     band = math.sqrt(most * (tested - most) / tested)
     within = [r for r, (held, _) in enumerate(scores) if held >= most - band]
-    rank = min(within, key=lambda r: (scores[r][1], -scores[r][0], r))
+    shortest = min(within, key=lambda r: (sum(scores[r][1]), r))
+    shortest_rules = scores[shortest][1]
+    rank = min(
+        r for r in within
+        if not (all(a <= b for a, b in zip(shortest_rules, scores[r][1])) and shortest_rules != scores[r][1])
+    )
     result = learn_variant(all_pairs, features, replace(options, variant=AUTO_ORDER[rank]))
     return result.program, AUTO_ORDER[rank], scores[rank][0] / tested
 
@@ -193,19 +198,35 @@ def test_auto_with_rows_to_spare_learns_once_per_variant_and_predicts_the_other_
         ({"token": (90, 40), "feature": (72, 30)}, "token", 0.90),
         # Within the band, the shorter wins whichever is ahead.
         ({"token": (70, 25), "feature": (73, 30)}, "token", 0.70),
+        # Within the band and as short: a row or two ahead is noise, the earlier wins.
+        ({"token": (95, 85), "feature": (96, 85)}, "token", 0.95),
+        ({"token": (73, 30), "feature": (70, 30)}, "token", 0.73),
+        # Split by split (three splits of 100 rows): more rules on one split is not
+        # clearly shorter, the earlier wins; no more on any split and fewer on some is.
+        ({"token": (73, [94, 97, 82]), "feature": (74, [92, 90, 77])}, "feature", 0.74),
+        ({"token": (73, [90, 97, 81]), "feature": (74, [92, 90, 77])}, "token", 0.73),
+        ({"token": (73, [4, 3, 6]), "feature": (74, [4, 3, 3])}, "feature", 0.74),
+        ({"token": (73, [4, 3, 6]), "feature": (74, [4, 3, 6])}, "token", 0.73),
     ],
 )
-def test_auto_prefers_the_shorter_program_within_one_standard_error(monkeypatch, scores, chosen, held_out):
-    # Hand-set held-out counts (of 100 rows) and rules of the cross-validation
-    # programs for each variant; the program from all rows is then learned for real.
+def test_auto_prefers_the_clearly_shorter_program_within_one_standard_error(monkeypatch, scores, chosen, held_out):
+    # Hand-set held-out counts (of 100 rows per split) and rules of the cross-validation
+    # programs for each variant (one split, or one count per split); the program from
+    # all rows is then learned for real.
     from fstsynth.synthesis import learner
 
+    def rules_of(variant):
+        rules = scores[variant][1]
+        return rules if isinstance(rules, list) else [rules]
+
+    splits = len(rules_of("token"))
     monkeypatch.setattr(learner, "AUTO_ORDER", ("token", "feature"))
-    monkeypatch.setattr(learner, "cv_splits", lambda pairs, k, rows: [(list(pairs), [None] * 100)])
+    monkeypatch.setattr(
+        learner, "cv_splits", lambda pairs, k, rows: [(list(pairs), [split] * 100) for split in range(splits)]
+    )
 
     def fold(train, test, features, options, deadline):
-        right, rules = scores[options.variant]
-        return right, {}, rules
+        return scores[options.variant][0], {}, rules_of(options.variant)[test[0]]
 
     monkeypatch.setattr(learner, "_fold", fold)
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
