@@ -299,5 +299,8 @@ def test_learn_progress_lines_and_quiet(tmp_path, monkeypatch):
     lines = result.stderr.splitlines()
     assert lines[0].startswith("fstsynth: [1/6] stem -> my stem")
     assert any(line.startswith("fstsynth: [6/6] in stem -> my stem") for line in lines)
-    quiet = invoke("learn", DATA / "paradigm.json", "-o", tmp_path / "q", "--variant", "feature", "--quiet")
+    # The same lines for one column pair (a quicker run), then none with --quiet.
+    loud = invoke("learn", DATA / "plural.tsv", "-o", tmp_path / "p", "--variant", "token")
+    assert loud.exit_code == 0 and loud.stderr.startswith("fstsynth: [1/1] source -> target"), loud.stderr
+    quiet = invoke("learn", DATA / "plural.tsv", "-o", tmp_path / "q", "--variant", "token", "--quiet")
     assert quiet.exit_code == 0 and quiet.stderr == ""
