@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from fstsynth.bimachine import from_words, lowest_rule, mask_words, to_words
-from fstsynth.compiler import compile_program
+from fstsynth.compiler import Error as CompilerError
+from fstsynth.compiler import compile_program, transduce
 from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
@@ -122,6 +123,10 @@ EDGE_PROGRAMS = {
         Rule((Not(TierIs("vowel", "voice", 2)), IsToken("i", 0)), Delete()),
         Rule((TierIs("vowel", BOUNDARY, 1), IsToken("k", 0)), ReplaceBy("k", ("k", "a"))),
     )),)),
+    # A copy of the token itself fires at the start position too, where there is no
+    # token: it writes nothing there (looking right of the position or not).
+    "copy-of-the-token-itself-everywhere": Program((Pass((Rule((), CopyInsert(0)),)),)),
+    "copy-of-the-token-itself-before-an-a": Program((Pass((Rule((IsToken("a", 1),), CopyInsert(0)),)),)),
     "tags-read-by-the-next-pass-on-either-side": Program((
         Pass((
             Rule((IsToken("t", 1),), ReplaceBy("a", ("i",))),
@@ -143,4 +148,24 @@ EDGE_ALPHABET = ("a", "i", "u", "t", "k", "b")
 
 @pytest.mark.parametrize("name", sorted(EDGE_PROGRAMS))
 def test_constructs_at_the_edges_of_the_word_agree_on_every_short_word(name):
-    _agree(EDGE_PROGRAMS[name], alphabet=EDGE_ALPHABET, longest=3)
+    program = EDGE_PROGRAMS[name]
+    compiled = _agree(program, alphabet=EDGE_ALPHABET, longest=3)
+    # One transducer per pass (its stages composed: what exports write), and the whole
+    # program composed, give the same outputs.
+    trans = compiled.transducers
+    per_pass = trans.pass_transducers()
+    assert len(per_pass) == len(program.passes)
+    with pytest.raises(CompilerError, match="no pass"):
+        trans.pass_transducer(len(program.passes) + 1)
+    whole = trans.composed()
+    labels, names = trans.labels, {label: tok for tok, label in trans.labels.items()}
+    every_name = {label: name for label, name in trans.symbols}
+    every_label = {name: label for label, name in every_name.items()}
+    for word in _every_short_word((*EDGE_ALPHABET, "q"), 3):
+        mapped = compiled.map_unknown(word)
+        expected = run(program, mapped, FEATURES)
+        assert transduce(whole, labels, names, mapped) == expected, (name, word)
+        between = mapped  # what flows between passes: tokens, tagged where a pass tests tags
+        for fst in per_pass:
+            between = transduce(fst, every_label, every_name, between)
+        assert between == expected, (name, word)
