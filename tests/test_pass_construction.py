@@ -169,3 +169,14 @@ def test_constructs_at_the_edges_of_the_word_agree_on_every_short_word(name):
         for fst in per_pass:
             between = transduce(fst, every_label, every_name, between)
         assert between == expected, (name, word)
+
+
+def test_compiled_programs_are_frozen_records():
+    """A compiled program, its transducers and its machines are shared (a model's pairs,
+    worker processes): none can be changed after compiling."""
+    import dataclasses
+
+    compiled = compile_program(EDGE_PROGRAMS["copy-of-the-token-itself-everywhere"], EDGE_ALPHABET, FEATURES)
+    for record, field in ((compiled, "tokens"), (compiled.transducers, "tokens"), (compiled.machines[0], "tokens")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(record, field, ())
