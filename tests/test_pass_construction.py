@@ -180,3 +180,12 @@ def test_compiled_programs_are_frozen_records():
     for record, field in ((compiled, "tokens"), (compiled.transducers, "tokens"), (compiled.machines[0], "tokens")):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(record, field, ())
+
+
+def test_the_empty_program_is_the_identity_on_every_token():
+    compiled = compile_program(Program(()), EDGE_ALPHABET, FEATURES)
+    assert len(compiled.transducers.stages) == 1 and compiled.machines == ()
+    for word in _every_short_word((*EDGE_ALPHABET, "q"), 2):
+        mapped = compiled.map_unknown(word)
+        assert compiled.apply(word) == mapped == run(Program(()), mapped, FEATURES)
+        assert compiled.tables().apply(word) == mapped
