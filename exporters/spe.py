@@ -58,6 +58,7 @@ EMPTY = "∅"
 def _offset_of(pred: Predicate) -> int:
     while isinstance(pred, Not):
         pred = pred.predicate
+    assert not isinstance(pred, TierIs), "a tier test has no offset: its place is on the tier"
     return pred.offset
 
 
@@ -87,9 +88,9 @@ def _tier_contexts(preds: list[Predicate], inserts: bool = False) -> str:
     vowel before that segment; were the segment a vowel, it does not count)."""
     by_tier: dict[str, dict[int, list[Predicate]]] = {}
     for pred in preds:
-        tier = _tier_of(pred)
-        assert tier is not None
-        by_tier.setdefault(tier.tier, {}).setdefault(tier.index, []).append(pred)
+        test = _tier_of(pred)
+        assert test is not None
+        by_tier.setdefault(test.tier, {}).setdefault(test.index, []).append(pred)
     contexts = []
     for tier, slots in by_tier.items():
         def bundle(index: int, slots: dict[int, list[Predicate]] = slots) -> str:

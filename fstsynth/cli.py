@@ -20,9 +20,15 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Optional, Sequence
 
 import typer
+from typer.core import TyperGroup
+
+try:  # typer 0.29 carries its own copy of click
+    from typer._click.exceptions import ClickException, UsageError
+except ImportError:  # pragma: no cover - older typer uses click itself
+    from click.exceptions import ClickException, UsageError  # type: ignore[assignment]
 
 from fstsynth import guard
 from fstsynth.errors import UserError
@@ -34,7 +40,51 @@ if TYPE_CHECKING:
     from fstsynth.model import Model, PairModel
     from fstsynth.synthesis import Options
 
+
+class _OneLineUsageErrors(TyperGroup):
+    """The command group with usage errors (a missing argument, an unknown option or
+    command, a bad option value) reported as every other error is: one line
+    `fstsynth: error: ...` naming what is wrong and the help to read, exit code 2 (typer
+    would draw a framed box of several lines). `--help` and the help shown for a bare
+    `fstsynth` are unchanged."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             windows_expand_args: bool = True, **extra: Any) -> Any:
+        rest = dict(args=args, prog_name=prog_name, complete_var=complete_var,
+                    windows_expand_args=windows_expand_args, **extra)
+        if not standalone_mode:
+            return super().main(standalone_mode=False, **rest)
+        try:
+            code = super().main(standalone_mode=False, **rest)
+        except UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # as typer does: the help is printed already
+                sys.exit(2)
+            typer.echo(f"fstsynth: error: {_usage_error_line(exc)}", err=True)
+            sys.exit(exc.exit_code)
+        except ClickException as exc:
+            typer.echo(f"fstsynth: error: {' '.join(exc.format_message().split())}", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.echo("fstsynth: error: aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error_line(exc: UsageError) -> str:
+    """`learn: missing argument 'input' (see fstsynth learn --help)`: click's message on
+    one line, the command it is about first."""
+    message = " ".join(exc.format_message().split())
+    message = (message[:1].lower() + message[1:]).rstrip(".")
+    if exc.ctx is None:
+        return message
+    path = exc.ctx.command_path.split()
+    where = f"{' '.join(path[1:])}: " if len(path) > 1 else ""
+    return f"{where}{message} (see {exc.ctx.command_path} --help)"
+
+
 app = typer.Typer(
+    cls=_OneLineUsageErrors,
     add_completion=False,
     no_args_is_help=True,
     help="Learn phonological rules from word pairs and compile them into transducers.",

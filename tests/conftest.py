@@ -51,3 +51,16 @@ def benchmark_models():
         options = Options() if defaults else Options(variant="token", tiers=False)
         models[path.stem] = (problem, learn_model(problem, options))
     return models
+
+
+@pytest.fixture(scope="session")
+def paradigm_default():
+    """data/paradigm.json (six column pairs) and its model learned with the default
+    options, once per test session: (problem, model). Learning it takes ~15 s, and
+    several modules need a model of several column pairs; each saves its own copy."""
+    from fstsynth.model import learn_model
+    from fstsynth.problem import load_problem
+    from fstsynth.synthesis import Options
+
+    problem = load_problem(DATA / "paradigm.json")
+    return problem, learn_model(problem, Options())

@@ -76,7 +76,9 @@ def test_solve_goes_on_after_a_bad_problem(tmp_path):
     problems.mkdir()
     (problems / "a_bad.json").write_text("{oops", encoding="utf-8")
     (problems / "b_good.json").write_text((DATA / "paradigm.json").read_text(encoding="utf-8"), encoding="utf-8")
-    result = invoke("solve", problems, "--out", tmp_path / "out")
+    # `--variant token`: what is tested is going on past the bad file, not the default
+    # variant's choice (test_solve_writes_answer_files_and_checks runs that).
+    result = invoke("solve", problems, "--out", tmp_path / "out", "--variant", "token")
     assert result.exit_code == 0
     assert (tmp_path / "out" / "b_good.json").is_file()
     assert "a_bad.json: line 1, column 2: not valid JSON" in result.output
@@ -116,6 +118,48 @@ def test_missing_model_and_bad_variant(tmp_path):
     result = invoke("learn", DATA / "plural.tsv", "-o", tmp_path / "m", "--variant", "fancy")
     assert result.exit_code == 2 and "variant must be one of" in result.output
 
+
+
+USAGE_ERRORS = [
+    (["learn"], "learn: missing argument 'input' (see fstsynth learn --help)"),
+    (["learn", "x.tsv"], "learn: missing option '--output' / '-o' (see fstsynth learn --help)"),
+    (["learn", "x.tsv", "-o", "m", "--bogus"], "learn: no such option: --bogus"),
+    (["learn", "x.tsv", "-o", "m", "--time-limit", "soon"], "learn: invalid value for '--time-limit'"),
+    (["learn", "x.tsv", "-o"], "option '-o' requires an argument"),
+    (["frobnicate"], "no such command 'frobnicate' (see fstsynth --help)"),
+    (["apply"], "apply: missing argument"),
+]
+
+
+@pytest.mark.parametrize("args, message", USAGE_ERRORS)
+def test_usage_errors_are_one_line_and_exit_2(args, message):
+    """Typer's own usage errors: one line naming what is wrong, not a framed box."""
+    result = runner.invoke(app, args, prog_name="fstsynth")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"fstsynth: error: {message}") and result.stderr.count("\n") == 1, result.stderr
+    assert result.stdout == ""
+
+
+def test_the_command_prints_usage_errors_on_one_line():
+    """The same through the real entry point (`fstsynth.__main__`, as installed)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(DATA.parent)}
+    proc = subprocess.run([sys.executable, "-m", "fstsynth", "learn"], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr == "fstsynth: error: learn: missing argument 'input' (see fstsynth learn --help)\n"
+
+
+def test_help_is_unchanged_by_the_one_line_usage_errors():
+    result = runner.invoke(app, ["--help"], prog_name="fstsynth")
+    assert result.exit_code == 0 and "Usage: fstsynth [OPTIONS] COMMAND" in result.stdout
+    result = runner.invoke(app, ["learn", "--help"], prog_name="fstsynth")
+    assert result.exit_code == 0 and "--time-limit" in result.stdout
+    result = runner.invoke(app, [], prog_name="fstsynth")  # a bare command prints the help, as before
+    assert result.exit_code == 2 and "Usage: fstsynth" in result.output and "fstsynth: error" not in result.output
 
 # ------------------------------------------------------------------ evaluate
 
@@ -255,5 +299,8 @@ def test_learn_progress_lines_and_quiet(tmp_path, monkeypatch):
     lines = result.stderr.splitlines()
     assert lines[0].startswith("fstsynth: [1/6] stem -> my stem")
     assert any(line.startswith("fstsynth: [6/6] in stem -> my stem") for line in lines)
-    quiet = invoke("learn", DATA / "paradigm.json", "-o", tmp_path / "q", "--variant", "feature", "--quiet")
+    # The same lines for one column pair (a quicker run), then none with --quiet.
+    loud = invoke("learn", DATA / "plural.tsv", "-o", tmp_path / "p", "--variant", "token")
+    assert loud.exit_code == 0 and loud.stderr.startswith("fstsynth: [1/1] source -> target"), loud.stderr
+    quiet = invoke("learn", DATA / "plural.tsv", "-o", tmp_path / "q", "--variant", "token", "--quiet")
     assert quiet.exit_code == 0 and quiet.stderr == ""

@@ -71,10 +71,10 @@ def plural(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def paradigm(tmp_path_factory) -> Path:
+def paradigm(tmp_path_factory, paradigm_default) -> Path:
+    """data/paradigm.json's model (default options; learned once per session) saved."""
     out = tmp_path_factory.mktemp("paradigm") / "model"
-    result = cli("learn", str(DATA / "paradigm.json"), "-o", str(out))
-    assert result.exit_code == 0, result.output
+    paradigm_default[1].save(out)
     return out
 
 

@@ -13,6 +13,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -62,11 +63,20 @@ def snapshot(directory: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
 
 
-@pytest.fixture
-def previous_model(tmp_path) -> tuple[Path, dict[str, bytes]]:
-    out = tmp_path / "model"
+@pytest.fixture(scope="module")
+def learned_plural(tmp_path_factory) -> Path:
+    """A model learned by the command from data/plural.tsv, once for the module."""
+    out = tmp_path_factory.mktemp("learned") / "model"
     proc = learn([ROOT / "data" / "plural.tsv", "-o", out])
     assert proc.wait(timeout=300) == 0, proc.stderr.read()
+    return out
+
+
+@pytest.fixture
+def previous_model(tmp_path, learned_plural) -> tuple[Path, dict[str, bytes]]:
+    """A copy of that model in the test's directory: the output a run must not lose."""
+    out = tmp_path / "model"
+    shutil.copytree(learned_plural, out)
     return out, snapshot(out)
 
 

@@ -8,16 +8,12 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import DATA
-from fstsynth.model import MODEL_FAR, MODEL_JSON, MODEL_TABLES, Error, learn_model, load_model
-from fstsynth.problem import load_problem
-from fstsynth.synthesis import Options
+from fstsynth.model import MODEL_FAR, MODEL_JSON, MODEL_TABLES, Error, load_model
 
 
 @pytest.fixture(scope="module")
-def paradigm_model(tmp_path_factory):
-    problem = load_problem(DATA / "paradigm.json")
-    model = learn_model(problem, Options())
+def paradigm_model(tmp_path_factory, paradigm_default):
+    problem, model = paradigm_default
     directory = tmp_path_factory.mktemp("m") / "model"
     model.save(directory)
     return problem, model, directory

@@ -1,0 +1,191 @@
+"""The compiler's pass construction (`fstsynth.bimachine`, `fstsynth.compiler`) in
+detail: the rule-mask layout, the counts a compiled pass reports, passes of more rules
+than one mask word holds, and the stages' agreement with the interpreter on every short
+word for programs that use each construct at the edges of the word. Written for the
+mutation tests of these modules (`scripts/mutation_test fstsynth/bimachine.py
+fstsynth/compiler.py`); each check is one a wrong construction fails."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from fstsynth.bimachine import from_words, lowest_rule, mask_words, to_words
+from fstsynth.compiler import Error as CompilerError
+from fstsynth.compiler import compile_program, transduce
+from fstsynth.dsl import (
+    BOUNDARY,
+    CopyInsert,
+    CopyReplace,
+    Delete,
+    Insert,
+    Is,
+    IsToken,
+    Not,
+    Pass,
+    Program,
+    ReplaceAnyBy,
+    ReplaceBy,
+    Rule,
+    TierIs,
+    TransformationApplied,
+)
+from fstsynth.interpreter import run
+from fstsynth.random_programs import ALPHABET, FEATURES
+
+
+@pytest.mark.parametrize("rules, words", [(1, 1), (63, 1), (64, 1), (65, 2), (128, 2), (129, 3)])
+def test_masks_are_words_of_64_rules(rules, words):
+    """Rule r is bit r % 64 of word r // 64 (the documented layout of the saved tables)."""
+    assert mask_words(rules) == words
+    masks = [1 << r for r in range(rules)] + [0, (1 << rules) - 1]
+    rows = to_words(masks, rules)
+    assert rows.shape == (rules + 2, words) and rows.dtype == np.uint64
+    for r in range(rules):
+        assert int(rows[r, r // 64]) == 1 << (r % 64)
+        assert int(rows[r].sum()) == 1 << (r % 64)
+    assert [from_words(row) for row in rows] == masks
+    assert [lowest_rule(m, rules) for m in masks[:rules]] == list(range(rules))
+    assert lowest_rule(0, rules) == rules  # no rule fired
+    assert lowest_rule((1 << rules) - 1, rules) == 0
+    assert lowest_rule(0b10100, rules) == 2
+
+
+def _every_short_word(alphabet, longest=3):
+    return [w for n in range(longest + 1) for w in itertools.product(alphabet, repeat=n)]
+
+
+def _agree(program, alphabet=ALPHABET, longest=3, extra=("q",)):
+    """Transducers, tables and interpreter give the same output on every word up to
+    `longest` tokens (with a token never seen)."""
+    compiled = compile_program(program, alphabet, FEATURES)
+    tables = compiled.tables()
+    words = _every_short_word((*alphabet, *extra), longest)
+    expected = [run(program, compiled.map_unknown(w), FEATURES) for w in words]
+    for word, wanted in zip(words, expected):
+        assert compiled.apply(word) == wanted, (str(program), word)
+        assert tables.apply(word) == wanted, (str(program), word)
+    assert tables.apply_many(words) == expected
+    assert sum(w != out for w, out in zip(words, expected)) > len(words) // 10  # the program does change words
+    return compiled
+
+
+def test_a_pass_of_more_rules_than_a_mask_word_holds():
+    """70 rules, the first that fires wins: masks of two words, rules on both sides of
+    the word boundary of the mask (63, 64, 65) deciding."""
+    tokens = ALPHABET[:6]
+    rules = []
+    for left, right in itertools.product(tokens, repeat=2):
+        rules.append(Rule((IsToken(left, -1), IsToken(right, 1)), ReplaceAnyBy((left, right))))
+    rules = rules[:34]
+    for left in tokens:
+        for center in tokens:
+            rules.append(Rule((IsToken(left, -1),), ReplaceBy(center, (left,))))
+    rules = rules[:70]
+    assert len(rules) == 70
+    program = Program((Pass(tuple(rules)),))
+    compiled = _agree(program, alphabet=tokens, longest=3, extra=())
+    (machine,) = compiled.machines
+    assert machine.rules == 70 and machine.tables.left_mask.numpy().shape[1] == 2
+
+
+def test_a_compiled_pass_reports_its_rules_classes_and_direction():
+    looks_left = Program((Pass((
+        Rule((IsToken("t", -1),), ReplaceBy("a", ("i",))),
+        Rule((Is("voice", -1),), Delete()),
+    )),))
+    looks_right = Program((Pass((Rule((TierIs("vowel", None, 1),), ReplaceBy("a", ("i",))),)),))
+    left = compile_program(looks_left, ALPHABET, FEATURES).machines[0]
+    right = compile_program(looks_right, ALPHABET, FEATURES).machines[0]
+    assert (left.rules, right.rules) == (2, 1)
+    assert not left.looks_right and right.looks_right
+    for machine in (left, right):
+        classes = machine.tables.symbol_class.numpy()
+        assert machine.classes == int(classes.max()) + 1 == machine.tables.class_mask.shape[0]
+        assert machine.classes >= 2  # `a` is told apart from the rest
+
+
+EDGE_PROGRAMS = {
+    "insert-at-start-and-end": Program((Pass((
+        Rule((IsToken(BOUNDARY, -1),), Insert(("p",))),
+        Rule((IsToken(BOUNDARY, 1), Is("vowel", 0)), CopyInsert(0)),
+    )),)),
+    "copies-from-both-sides": Program((Pass((
+        Rule((IsToken(BOUNDARY, -2), IsToken("a", 0)), CopyReplace(1)),
+        Rule((Is("vowel", 0), Not(IsToken(BOUNDARY, 2))), CopyReplace(2)),
+        Rule((IsToken("t", 0),), CopyReplace(-1)),
+        Rule((IsToken(BOUNDARY, 0),), CopyInsert(1)),
+    )),)),
+    "tiers-both-ways-and-boundaries": Program((Pass((
+        Rule((TierIs("vowel", BOUNDARY, -1), Is("vowel", 0)), ReplaceAnyBy(("u",))),
+        Rule((Not(TierIs("vowel", "voice", 2)), IsToken("i", 0)), Delete()),
+        Rule((TierIs("vowel", BOUNDARY, 1), IsToken("k", 0)), ReplaceBy("k", ("k", "a"))),
+    )),)),
+    # A copy of the token itself fires at the start position too, where there is no
+    # token: it writes nothing there (looking right of the position or not).
+    "copy-of-the-token-itself-everywhere": Program((Pass((Rule((), CopyInsert(0)),)),)),
+    "copy-of-the-token-itself-before-an-a": Program((Pass((Rule((IsToken("a", 1),), CopyInsert(0)),)),)),
+    "tags-read-by-the-next-pass-on-either-side": Program((
+        Pass((
+            Rule((IsToken("t", 1),), ReplaceBy("a", ("i",))),
+            Rule((IsToken(BOUNDARY, 1),), ReplaceAnyBy(("u",))),
+        )),
+        Pass((
+            Rule((TransformationApplied(ReplaceBy("a", ("i",)), 1),), Delete()),
+            Rule((TransformationApplied(ReplaceAnyBy(("u",)), -1),), Insert(("p",))),
+            Rule((TransformationApplied(ReplaceBy("a", ("i",)), 0),), CopyReplace(-1)),
+        )),
+    )),
+}
+
+
+#: Enough tokens for every test above to hold and fail (vowels, voiced and voiceless
+#: consonants), few enough for every word of up to 3 tokens (and `q`, never seen).
+EDGE_ALPHABET = ("a", "i", "u", "t", "k", "b")
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_PROGRAMS))
+def test_constructs_at_the_edges_of_the_word_agree_on_every_short_word(name):
+    program = EDGE_PROGRAMS[name]
+    compiled = _agree(program, alphabet=EDGE_ALPHABET, longest=3)
+    # One transducer per pass (its stages composed: what exports write), and the whole
+    # program composed, give the same outputs.
+    trans = compiled.transducers
+    per_pass = trans.pass_transducers()
+    assert len(per_pass) == len(program.passes)
+    with pytest.raises(CompilerError, match="no pass"):
+        trans.pass_transducer(len(program.passes) + 1)
+    whole = trans.composed()
+    labels, names = trans.labels, {label: tok for tok, label in trans.labels.items()}
+    every_name = {label: name for label, name in trans.symbols}
+    every_label = {name: label for label, name in every_name.items()}
+    for word in _every_short_word((*EDGE_ALPHABET, "q"), 3):
+        mapped = compiled.map_unknown(word)
+        expected = run(program, mapped, FEATURES)
+        assert transduce(whole, labels, names, mapped) == expected, (name, word)
+        between = mapped  # what flows between passes: tokens, tagged where a pass tests tags
+        for fst in per_pass:
+            between = transduce(fst, every_label, every_name, between)
+        assert between == expected, (name, word)
+
+
+def test_compiled_programs_are_frozen_records():
+    """A compiled program, its transducers and its machines are shared (a model's pairs,
+    worker processes): none can be changed after compiling."""
+    import dataclasses
+
+    compiled = compile_program(EDGE_PROGRAMS["copy-of-the-token-itself-everywhere"], EDGE_ALPHABET, FEATURES)
+    for record, field in ((compiled, "tokens"), (compiled.transducers, "tokens"), (compiled.machines[0], "tokens")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(record, field, ())
+
+
+def test_the_empty_program_is_the_identity_on_every_token():
+    compiled = compile_program(Program(()), EDGE_ALPHABET, FEATURES)
+    assert len(compiled.transducers.stages) == 1 and compiled.machines == ()
+    for word in _every_short_word((*EDGE_ALPHABET, "q"), 2):
+        mapped = compiled.map_unknown(word)
+        assert compiled.apply(word) == mapped == run(Program(()), mapped, FEATURES)
+        assert compiled.tables().apply(word) == mapped
