@@ -243,7 +243,7 @@ def _learn_auto(
     # earliest (the simpler configuration: the paper's best variant first, the extra
     # pass and the extra features last). Held-out counts closer than that are noise
     # (100 rows at 73%: 4.4 rows), and so is a lead in rules that some split reverses
-    # (300 Dutch pairs: 259 rules against 268, but 92 against 90 on one split):
+    # (259 rules against 268 over three splits, but 92 against 90 on one of them):
     # neither breaks a tie. Of programs that generalize alike the clearly shorter
     # states the broader rules. Without cross-validation every variant is learned
     # from all rows and the shortest program wins.
