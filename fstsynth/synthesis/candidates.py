@@ -214,7 +214,11 @@ class _Pool:
         self.text = str(tr)
         self.grows = grows(tr)
         self.long_sets = long_sets
-        self.kept: dict[int | LongSet, Candidate] = {}
+        # Per key, the form kept so far as (cost, opened, preds, fires, gainable): the
+        # `Rule`, its printed form and the `Candidate` are made once, for the form kept
+        # in the end (`kept`): most forms offered are replaced by cheaper ones, and
+        # making those objects was a fifth of the search's time.
+        self.forms: dict[int | LongSet, tuple[float, str, tuple[Predicate, ...], int, int]] = {}
 
     def offer(
         self, preds: tuple[Predicate, ...], opened: str, where: int, preds_cost: float, anchored: bool, gainable: int
@@ -222,7 +226,7 @@ class _Pool:
         """Keep `preds => tr`, which holds on `where` and among the positive examples
         on `gainable`, unless a rule at most as cheap fires on the same examples.
         `opened`: the printed "IfThen(atom, " of each predicate (a rule is printed only
-        if kept or tied: printing was costly)."""
+        on a tie of cost: printing was costly)."""
         if not gainable:
             return
         fires = where & self.applies if self.restrict else where
@@ -230,14 +234,28 @@ class _Pool:
         if self.grows and not anchored:
             cost += UNANCHORED_INSERT_COST
         key = LongSet(fires, gainable) if self.long_sets else fires
-        old = self.kept.get(key)
-        if old is not None and cost > old.cost:
-            return
-        text = opened + self.text + ")" * len(preds)
-        if old is None or cost < old.cost or text < old.text:
-            self.kept[key] = Candidate(
-                Rule(preds, self.tr), fires, gainable, self.positives, cost, text, self.negatives, self.right
+        old = self.forms.get(key)
+        if old is not None:
+            if cost > old[0]:
+                return
+            # The same cost: the smaller printed form wins (the old one if the same).
+            if cost == old[0] and not self._text(opened, preds) < self._text(old[1], old[2]):
+                return
+        self.forms[key] = (cost, opened, preds, fires, gainable)
+
+    def _text(self, opened: str, preds: tuple[Predicate, ...]) -> str:
+        """The printed form of `preds => tr`, from the predicates' printed openings."""
+        return opened + self.text + ")" * len(preds)
+
+    def kept(self) -> list[Candidate]:
+        """The candidates kept, in the order their keys were first offered."""
+        return [
+            Candidate(
+                Rule(preds, self.tr), fires, gainable, self.positives, cost, self._text(opened, preds),
+                self.negatives, self.right,
             )
+            for cost, opened, preds, fires, gainable in self.forms.values()
+        ]
 
 
 def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadline) -> None:
@@ -327,6 +345,6 @@ def candidates(
         # The search tests "true on some positive example" on bitsets over the positive
         # examples only: far shorter than the example list.
         _search(pool, atoms.true_at(pool.positives), options, deadline)
-    return CandidateSet([cand for pool in pools for cand in pool.kept.values()], found.need)
+    return CandidateSet([cand for pool in pools for cand in pool.kept()], found.need)
 
 
