@@ -62,7 +62,10 @@ class Positives:
 class Candidate(NamedTuple):
     """A rule with where it fires and where it gains, over the examples of a pass."""
 
-    rule: Rule
+    # The rule's parts (`rule` makes the `Rule`: only those selected are made, of the
+    # hundreds of thousands of candidates of a large pass).
+    predicates: tuple[Predicate, ...]
+    transformation: Transformation
     fires: int  # examples where the rule fires
     # Where it fires, is right and a change is needed: a bitset over `positives`.
     gainable: int
@@ -74,6 +77,10 @@ class Candidate(NamedTuple):
     # of the search's time on big inputs).
     wrong_where: int
     right_where: int
+
+    @property
+    def rule(self) -> Rule:
+        return Rule(self.predicates, self.transformation)
 
     @property
     def correct(self) -> int:
@@ -214,10 +221,9 @@ class _Pool:
         self.text = str(tr)
         self.grows = grows(tr)
         self.long_sets = long_sets
-        # Per key, the form kept so far as (cost, opened, preds, fires, gainable): the
-        # `Rule`, its printed form and the `Candidate` are made once, for the form kept
-        # in the end (`kept`): most forms offered are replaced by cheaper ones, and
-        # making those objects was a fifth of the search's time.
+        # Per key, the form kept so far as (cost, opened, preds, fires, gainable): its
+        # printed form and its `Candidate` are made once, for the form kept in the end
+        # (`kept`), not for each form offered and replaced by a cheaper one.
         self.forms: dict[int | LongSet, tuple[float, str, tuple[Predicate, ...], int, int]] = {}
 
     def offer(
@@ -249,11 +255,14 @@ class _Pool:
 
     def kept(self) -> list[Candidate]:
         """The candidates kept, in the order their keys were first offered."""
+        tr, positives, negatives, right = self.tr, self.positives, self.negatives, self.right
+        # The printed forms' ends, by number of predicates.
+        ends = [self.text + ")" * size for size in range(max((len(f[2]) for f in self.forms.values()), default=0) + 1)]
+        # `tuple.__new__` makes the named tuple without the keyword-taking constructor
+        # (a large pass keeps hundreds of thousands of candidates).
+        new = tuple.__new__
         return [
-            Candidate(
-                Rule(preds, self.tr), fires, gainable, self.positives, cost, self._text(opened, preds),
-                self.negatives, self.right,
-            )
+            new(Candidate, (preds, tr, fires, gainable, positives, cost, opened + ends[len(preds)], negatives, right))
             for cost, opened, preds, fires, gainable in self.forms.values()
         ]
 

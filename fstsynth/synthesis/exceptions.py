@@ -104,8 +104,13 @@ class Exceptions:
         few examples needing another change (one word in `NOISE_SHARE` of its gain)."""
         if not self.limit:
             return False
-        changing = (wrong & self.need).bit_count()
-        return not changing or (gain >= NOISE_GAIN and changing * NOISE_SHARE <= gain)
+        changing = wrong & self.need
+        return not changing or self.tolerates_changes(gain, changing)
+
+    def tolerates_changes(self, gain: int, changing: int) -> bool:
+        """`tolerates` where the rule is wrong on the examples `changing` (not none)
+        that need a change."""
+        return bool(self.limit) and gain >= NOISE_GAIN and changing.bit_count() * NOISE_SHARE <= gain
 
     def cover(self, k: int, wrong: int, danger: int, gain: int, undecided: int) -> list[Candidate] | None:
         """Exception rules (at most `limit`) that together fire on every example of
@@ -163,7 +168,7 @@ class Exceptions:
             for cand in self.by_group.get(number, ()):  # `needed` has no candidates
                 if not cand.gainable >> bit & 1 or cand.fires & cand.wrong_where & undecided:
                     continue
-                key = (len(cand.rule.predicates), -(cand.fires & left).bit_count(), cand.cost, cand.text)
+                key = (len(cand.predicates), -(cand.fires & left).bit_count(), cand.cost, cand.text)
                 if best_key is None or key < best_key:
                     best, best_key = cand, key
         self.changing[anchor] = best if best is not None else count
@@ -221,4 +226,6 @@ class Exceptions:
             self.failed[anchor] = danger_size
             return None
         key, rule, fires = best
-        return Candidate(rule, fires, 0, self.no_positives, key[2], key[3], self.need, self.right)
+        return Candidate(
+            rule.predicates, rule.transformation, fires, 0, self.no_positives, key[2], key[3], self.need, self.right
+        )

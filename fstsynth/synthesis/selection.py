@@ -78,6 +78,7 @@ def _select(
     order.sort(key=costs.__getitem__)
     gainable = [cand.gainable for cand in found]
     group_of = [cand.positives.number for cand in found]
+    wrong_at = [cand.fires & cand.wrong_where for cand in found]  # where each is wrong
     heap = []
     for rank, k in enumerate(order):
         gain = gainable[k].bit_count()
@@ -165,14 +166,20 @@ def _select(
             for number, bit in slots.get(index, ()):
                 cleared.setdefault(number, []).append(bit)
             for key in waiting.pop(index, ()):
+                # `witness` and `exceptions.tolerates` spelt out: this loop runs for
+                # every candidate waiting on a decided example.
                 k = order[key % m]
-                cand = found[k]
-                wrong = cand.fires & cand.wrong_where & undecided
-                gain = (gainable[k] & undecided_at[group_of[k]]).bit_count()
-                if wrong and not exceptions.tolerates(gain, wrong):
-                    waiting.setdefault(witness(wrong), []).append(key)
-                else:
-                    heapq.heappush(heap, key)
+                wrong = wrong_at[k] & undecided
+                if wrong:
+                    changing = wrong & need
+                    if not (
+                        exceptions.tolerates_changes((gainable[k] & undecided_at[group_of[k]]).bit_count(), changing)
+                        if changing
+                        else exceptions.limit
+                    ):
+                        waiting.setdefault(lowest_bit(changing or wrong), []).append(key)
+                        continue
+                heapq.heappush(heap, key)
         for number, cleared_bits in cleared.items():
             undecided_at[number] &= ~bits(cleared_bits)
     return rules
