@@ -270,6 +270,7 @@ class _Pool:
 def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadline) -> None:
     """Offer `pool` its transformation under every conjunction worth trying."""
     everything = pool.everything  # where a conjunction of nothing holds
+    negatives = pool.negatives
     all_local = (1 << len(pool.positives.indices)) - 1
     offer = pool.offer
     offer((), "", everything, 0, False, all_local)
@@ -300,25 +301,27 @@ def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadlin
         grown = []
         for conj in frontier:
             deadline.check()
+            # The conjunction's fields as locals: this loop is most of the search.
+            c_preds, c_opened, c_bits, _, c_cost, c_anchored, c_has_anchor, c_local = conj
             for idx in range(conj.last + 1, len(atoms)):
                 a = atoms[idx]
-                gainable = conj.local & a.local
+                gainable = c_local & a.local
                 if not gainable:
                     continue
-                both = conj.bits & a.bits
-                if both == conj.bits:
+                both = c_bits & a.bits
+                if both == c_bits:
                     continue  # adds nothing
-                longer = conj.preds + (a.pred,)
-                opened = conj.opened + a.opened
-                cost = conj.cost + a.cost
-                anchored = conj.anchored or a.boundary
+                longer = c_preds + (a.pred,)
+                opened = c_opened + a.opened
+                cost = c_cost + a.cost
+                anchored = c_anchored or a.boundary
                 offer(longer, opened, both, cost, anchored, gainable)
                 if deepest:
                     continue
-                has_anchor = conj.has_anchor or a.anchor
+                has_anchor = c_has_anchor or a.anchor
                 if anchors and not has_anchor:
                     offer_anchors(longer, opened, both, cost, gainable)
-                if both & pool.negatives:
+                if both & negatives:
                     grown.append(_Conjunction(longer, opened, both, idx, cost, anchored, has_anchor, gainable))
         frontier = grown
 
