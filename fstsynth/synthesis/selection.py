@@ -12,6 +12,7 @@ with its exception rules before it, its gain then shared among them.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from typing import Sequence
 
@@ -69,13 +70,19 @@ def _select(
     # The key is one int, -gain * m + rank, rank being the place in (cost, text, index)
     # order: ordered as the tuple, far cheaper to push and pop.
     m = len(found)
-    # Two stable sorts on plain keys give the (cost, text, index) order at half the
-    # time of one sort on tuples (whose comparisons were a tenth of a small problem's
-    # synthesis).
+    # The (cost, text, index) order: a stable sort by cost, then each run of equal cost
+    # by text (stable again). One sort on tuples compared tuples (a tenth of a small
+    # problem's synthesis); one by text over all candidates compared long printed forms
+    # many more times than within the runs.
     texts = [cand.text for cand in found]
     costs = [cand.cost for cand in found]
-    order = sorted(range(m), key=texts.__getitem__)
-    order.sort(key=costs.__getitem__)
+    order = sorted(range(m), key=costs.__getitem__)
+    start = 0
+    while start < m:
+        end = bisect.bisect_right(order, costs[order[start]], start, key=costs.__getitem__)
+        if end - start > 1:
+            order[start:end] = sorted(order[start:end], key=texts.__getitem__)
+        start = end
     gainable = [cand.gainable for cand in found]
     group_of = [cand.positives.number for cand in found]
     wrong_at = [cand.fires & cand.wrong_where for cand in found]  # where each is wrong
