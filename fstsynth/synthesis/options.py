@@ -46,8 +46,8 @@ class Options:
     folds: int = 3
     # The cross-validation reads at most this many rows, evenly spaced (the program is
     # still learned from all rows): with more, the choice costs more than the program.
-    # (1,000 Spanish spelling -> IPA pairs: the same program from 300 as from 1,000,
-    # learned in 28 s instead of 46 s.)
+    # (1,000 spelling -> IPA pairs: the same program from 300 as from 1,000, learned
+    # in 28 s instead of 46 s.)
     cv_rows: int = 300
     # A broad rule wrong only on examples that need no change may be taken with up to
     # this many `Identity` rules before it that keep those examples as they are, and a
