@@ -343,16 +343,21 @@ def test_chunk_alignment_aligns_a_digraph_the_same_way_in_every_word():
     assert len(ways) == 1 and ways <= {(("њ",), ()), ((), ("њ",))}, ways
 
 
-def test_chunk_alignment_prefers_the_common_suffix_to_a_substitution_of_one_word():
-    # Made-up suffixing pairs: o m after the stem, and in `b a l o k` the o drops. Word
-    # by word, l:l k, o:o, k:m (a consonant for a consonant) scores better; across the
-    # column pair `o m` is added everywhere and k -> m seen nowhere else.
-    rows = [
+# Made-up suffixing pairs: o m after the stem, and in `b a l o k`, `s u l o k` the o drops.
+_SUFFIX_PAIRS = [
+    (tuple(a.split()), tuple(b.split()))
+    for a, b in [
         ("p a t", "p a t o m"), ("l u k", "l u k o m"), ("s a k", "s a k o m"), ("d a k", "d a k o m"),
         ("m i k", "m i k o m"), ("r a t", "r a t o m"), ("b a l o k", "b a l k o m"), ("p e s", "p e s o m"),
         ("t e r", "t e r o m"), ("s u l o k", "s u l k o m"),
     ]
-    pairs = [(tuple(a.split()), tuple(b.split())) for a, b in rows]
+]
+
+
+def test_chunk_alignment_prefers_the_common_suffix_to_a_substitution_of_one_word():
+    # Word by word, l:l k, o:o, k:m (a consonant for a consonant) scores better; across
+    # the column pair `o m` is added everywhere and k -> m seen nowhere else.
+    pairs = _SUFFIX_PAIRS
     outputs = _chunk_outputs(pairs)
     for (src, _), out in zip(pairs, outputs):
         assert out[len(src) - 1] == (src[-1], "o", "m"), out
@@ -375,12 +380,7 @@ def test_learning_with_chunk_alignment_writes_the_suffix_once():
     from fstsynth.synthesis import Options, learn
     from fstsynth.synthesis.options import Error
 
-    rows = [
-        ("p a t", "p a t o m"), ("l u k", "l u k o m"), ("s a k", "s a k o m"), ("d a k", "d a k o m"),
-        ("m i k", "m i k o m"), ("r a t", "r a t o m"), ("b a l o k", "b a l k o m"), ("p e s", "p e s o m"),
-        ("t e r", "t e r o m"), ("s u l o k", "s u l k o m"),
-    ]
-    pairs = [(tuple(a.split()), tuple(b.split())) for a, b in rows]
+    pairs = _SUFFIX_PAIRS
     features = with_vowel_classes({}, sorted({t for s, g in pairs for t in (*s, *g)}))
     result = learn(pairs, features, Options(variant="feature", chunks="on"))
     assert result.train_correct == len(pairs)
