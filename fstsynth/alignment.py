@@ -366,8 +366,8 @@ def _deletions_first(source: Word, columns: _Columns) -> _Columns:
     ones first: `r r` -> `r` is always aligned r:-, r:r (never r:r, r:-, which scores the
     same). The aligner breaks such ties by the rest of the word, so without this one
     geminate is split two ways across the training words and each way needs its own
-    rules (Spanish spelling -> IPA, 1,000 pairs: held-out Exact 94.3% -> 96.8%; keeping
-    the first of the run instead: 96.3%; the dev benchmark unchanged)."""
+    rules (1,000 spelling -> IPA pairs: held-out Exact 94.3% -> 96.8%; keeping the
+    first of the run instead: 96.3%; small problems unchanged)."""
 
     def swap(left: _Column, right: _Column) -> tuple[_Column, _Column] | None:
         (i, j), (i2, j2) = left, right

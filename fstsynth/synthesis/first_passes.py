@@ -83,8 +83,8 @@ def plain_letter_pass(examples: Sequence[TaggedExample], target_vocab: set[Token
     `alignment.base_letters`), where the two are aligned at least once.
 
     The rules after it learn such a letter's changes together with the plain letter's:
-    in Spanish, `í` and `i` both become `j` before a vowel except after c/g, which `í`
-    alone is too rare to teach. It also loses what the diacritic said (where a stress
+    where `í` and `i` both become `j` before a vowel except after c/g, `í` alone is too
+    rare to teach it. It also loses what the diacritic said (where a stress
     accent stood), so `auto` takes it only where cross-validation says it helps.
     """
     rules = []

@@ -26,7 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Iterator, Mapping, Sequence
 
-from fstsynth.alignment import learn_affinity, learn_leads
+from fstsynth.alignment import examples_from_alignment, learn_affinity, learn_leads
+from fstsynth.chunks import chunk_alignments
 from fstsynth.dsl import Pass, Program
 from fstsynth.features import without_derived
 from fstsynth.interpreter import run_many, run_pass_many
@@ -233,11 +234,19 @@ def _learn_auto(
     most = max(held_by_rank)
     if k >= 2 and most < tested and derived is not features:
         # With them, conjunctions of one atom fewer: they multiply the atoms, and the
-        # search with them (100 Spanish pairs, one run) took 51 s at 3 atoms, 11 s at
-        # 2 (7.5 s without them at 3); 100 Polish pairs: 71.6% held-out at 2, 67.8% at 3.
+        # search with them (100 spelling -> IPA pairs, one run) took 51 s at 3 atoms,
+        # 11 s at 2 (7.5 s without them at 3); on 100 pairs of another orthography,
+        # held-out Exact was 71.6% at 2 and 67.8% at 3.
         ahead = held_by_rank.index(most)
         fewer = replace(variants[ahead], max_conjuncts=max(1, variants[ahead].max_conjuncts - 1))
         try_also(fewer, derived, fewer.variant + " + IPA features")
+    most = max(held_by_rank)
+    chunk_tries: set[int] = set()  # the configurations aligned by chunks in place of the words
+    if k >= 2 and most < tested and options.chunks == "cv":
+        ahead = held_by_rank.index(most)
+        chunked = replace(variants[ahead], chunks="on")
+        chunk_tries.add(len(held_by_rank))
+        try_also(chunked, variant_features[ahead], chunked.variant + " + chunk alignment")
     # The one-standard-error rule: among the configurations whose held-out count is
     # within one standard error of the best (sqrt(p(1 - p) / n) of a share p over n
     # rows), those whose programs the shortest (fewest rules over the splits) is not
@@ -249,17 +258,26 @@ def _learn_auto(
     # neither breaks a tie. Of programs that generalize alike the clearly shorter
     # states the broader rules. Without cross-validation every variant is learned
     # from all rows and the shortest program wins.
-    most = max(held_by_rank)
+    #
+    # The chunk alignment competes by held-out rows alone, and only beyond one standard
+    # error of the best word-by-word configuration: programs learned from differently
+    # aligned examples differ in length by the alignment itself, which says nothing of
+    # how they generalize.
     if k >= 2:
+        by_word = [rank for rank in range(len(held_by_rank)) if rank not in chunk_tries]
+        most = max(held_by_rank[rank] for rank in by_word)
         band = math.sqrt(most * (tested - most) / tested) if tested else 0.0
-        within = [rank for rank, held in enumerate(held_by_rank) if held >= most - band]
+        within = [rank for rank in by_word if held_by_rank[rank] >= most - band]
         shortest = min(within, key=lambda rank: (sum(rules_by_rank[rank]), rank))
         chosen = min(rank for rank in within if not _clearly_shorter(rules_by_rank[shortest], rules_by_rank[rank]))
+        for rank in chunk_tries:
+            if held_by_rank[rank] > most + band:
+                chosen = rank
         tied = [chosen]
         for rank, opts in enumerate(variants[: len(held_by_rank)]):
             log.debug(
-                "auto: %s (conjuncts %d, plain letters %s): %d of %d held-out rows, %d rules%s",
-                opts.variant, opts.max_conjuncts, opts.plain_letters, held_by_rank[rank], tested,
+                "auto: %s (conjuncts %d, plain letters %s, chunks %s): %d of %d held-out rows, %d rules%s",
+                opts.variant, opts.max_conjuncts, opts.plain_letters, opts.chunks, held_by_rank[rank], tested,
                 sum(rules_by_rank[rank]), " (chosen)" if rank == chosen else "",
             )
     else:
@@ -351,11 +369,22 @@ def _learn_variant(
     src_vocab = {t for s, _ in pairs for t in s}
     tgt_vocab = {t for _, tgt in pairs for t in tgt}
     one_to_one = bool(pairs) and all(len(s) == len(t) for s, t in pairs) and not (src_vocab & tgt_vocab)
+    chunked = options.chunks == "on" and not one_to_one
     leads = None if one_to_one else learn_leads(pairs, features, options.alignment, affinity, deadline.check)
     seconds["alignment"] += time.perf_counter() - started
 
     def examples_of(words: list[list[TaggedToken]]) -> list[TaggedExample]:
         examples: list[TaggedExample] = []
+        if chunked:
+            report("aligning", 0, len(words))
+            tokens = [tuple(tok for tok, _ in word) for word in words]
+            aligned = chunk_alignments(list(zip(tokens, targets)), features, affinity, deadline.check, leads)
+            for word, src, tgt, columns in zip(words, tokens, targets, aligned):
+                frozen = tuple(word)
+                examples.extend(
+                    TaggedExample(frozen, e.position, e.output) for e in examples_from_alignment(src, tgt, columns)
+                )
+            return examples
         every = max(_ALIGN_REPORT, len(words) // 100)
         for done, (word, tgt) in enumerate(zip(words, targets)):
             deadline.check()  # alignment is quadratic in word length: bound it too
@@ -380,8 +409,8 @@ def _learn_variant(
             if not transcription:
                 # The accents are forgotten: the next pass learns from the plain words
                 # as a first pass would, with no `TransformationApplied` on this map
-                # (which, found in 10,000 Spanish words, made a transducer too large
-                # to build).
+                # (which, found in 10,000 words, made a transducer too large to
+                # build).
                 current = [[(tok, None) for tok, _ in word] for word in current]
             score = n_correct(current)
     for _ in range(options.max_passes):

@@ -34,6 +34,10 @@ class Options:
     # Learn which source token corresponds to which target token before aligning
     # (`alignment.learn_affinity`): needed when the two columns use different symbols.
     affinity: bool = True
+    # Alignment by the chunks of the whole column pair (`fstsynth.chunks`): "off" (word
+    # by word), "on", or "cv" (`auto` also tries it, and takes it where cross-validation
+    # says it is better beyond noise).
+    chunks: str = "off"
     # For a transcription into other symbols, start with a context-free token map pass
     # (`token_map_pass`); then `max_passes` passes of rules.
     token_map: bool = True
@@ -46,8 +50,8 @@ class Options:
     folds: int = 3
     # The cross-validation reads at most this many rows, evenly spaced (the program is
     # still learned from all rows): with more, the choice costs more than the program.
-    # (1,000 Spanish spelling -> IPA pairs: the same program from 300 as from 1,000,
-    # learned in 28 s instead of 46 s.)
+    # (1,000 spelling -> IPA pairs: the same program from 300 as from 1,000, learned
+    # in 28 s instead of 46 s.)
     cv_rows: int = 300
     # A broad rule wrong only on examples that need no change may be taken with up to
     # this many `Identity` rules before it that keep those examples as they are, and a
@@ -64,6 +68,8 @@ class Options:
             raise Error(f"folds must be at least 2, not {self.folds}")
         if self.cv_rows < self.folds:
             raise Error(f"cv_rows must be at least folds ({self.folds}), not {self.cv_rows}")
+        if self.chunks not in ("off", "on", "cv"):
+            raise Error(f"chunks must be 'off', 'on' or 'cv', not {self.chunks!r}")
         if self.alignment not in ("global", "local"):
             raise Error(f"alignment must be 'global' or 'local', not {self.alignment!r}")
         if not 0 <= self.window <= 6:
