@@ -186,6 +186,12 @@ def predict_batches(
         yield Predicted(model, lines, split)
 
 
+#: Bytes a block the byte path reads never has: tab, `#`, CR and the other ASCII white
+#: space but the space and the newline (`_OTHER_SPACE`'s); and the first bytes of the
+#: UTF-8 of its other characters (a block with any of these is looked at as text).
+_DECLINED_BYTES = sorted({ord(c) for c in _OTHER_SPACE if c.isascii()} | {ord("#")})
+_SPACE_LEADS = sorted({c.encode("utf-8")[0] for c in _OTHER_SPACE if not c.isascii()})
+
 #: A block with fewer lines than this goes by the line path (numpy's set-up costs more).
 MIN_BYTE_LINES = 64
 #: The byte path packs a token's UTF-8 bytes into 64-bit words, at most this many.
@@ -266,18 +272,27 @@ class ByteApplier:
         lines = data.count(b"\n")
         if not self.usable or lines < MIN_BYTE_LINES:
             return None
-        if b"  " in data or b" \n" in data or b"\n " in data or data.startswith(b" "):
-            return None  # spacing that str.split reads but the byte path does not
-        if b"\t" in data or b"#" in data or b"\r" in data or (block.first and data.startswith(b"\xef\xbb\xbf")):
-            return None  # tabs, comments, CRs and byte-order marks: the line path
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None  # the line path names the line
-        if not unicodedata.is_normalized("NFC", text) or any(c in text for c in _OTHER_SPACE):
-            return None
+        if block.first and data.startswith(b"\xef\xbb\xbf"):
+            return None  # a byte-order mark: the line path
         np = self._ready()
         raw = np.frombuffer(data, dtype=np.uint8)
+        # What the line path reads differently, from one count of every byte value:
+        # tabs, comments, CRs and the other ASCII white space; beyond ASCII, text that
+        # is not UTF-8 (the line path names the line), not NFC, or has white space
+        # other than the space and the newline.
+        counts = np.bincount(raw, minlength=256)
+        if counts.take(_DECLINED_BYTES).any():
+            return None
+        text = None
+        if counts[0x80:].any():
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            if not unicodedata.is_normalized("NFC", text):
+                return None
+            if counts.take(_SPACE_LEADS).any() and any(c in text for c in _OTHER_SPACE):
+                return None
         # (Gathers are `take`s and cumulative sums are given their type: numpy's
         # fancy indexing with int32 indices, and cumsum's default int64 for smaller
         # types, are 2-4 times slower on a block's arrays.)
@@ -289,8 +304,16 @@ class ByteApplier:
         lengths = ends - starts
         word_of = np.cumsum(newline, dtype=np.int64)  # the line each token is on
         word_of -= newline
-        if not lengths.all():  # empty lines: no token, an empty word
-            keep = lengths > 0
+        if not lengths.all():
+            # An empty token is an empty line (between two newlines, or a newline
+            # first); any other (two spaces, a space at a line's start or end) is
+            # spacing that str.split reads but this path does not.
+            empty = lengths == 0
+            after_newline = np.ones(len(ends), dtype=bool)
+            after_newline[1:] = newline[:-1]
+            if (empty & ~(newline & after_newline)).any():
+                return None
+            keep = ~empty  # empty lines: no token, an empty word
             starts, lengths, word_of = starts[keep], lengths[keep], word_of[keep]
         ids = self._lookup(data, starts, lengths)
         counts = np.bincount(word_of, minlength=lines)
@@ -315,6 +338,8 @@ class ByteApplier:
         printed = self._printed(out, out_starts)
         if not fix:
             return Applied(printed, unseen)
+        if text is None:
+            text = data.decode("utf-8")  # ASCII
         return Applied(self._fixed(text, printed, out, out_starts, fix, unseen), unseen)
 
     def _lookup(self, data: bytes, starts: "np.ndarray", lengths: "np.ndarray") -> "np.ndarray":

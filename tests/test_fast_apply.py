@@ -307,6 +307,13 @@ def test_the_byte_path_prints_what_the_line_path_prints(plural_model, sep):
     batch = next(predict_batches(pm, [lines], WordSplitter(alphabet)))
     assert got.data.decode().split("\n")[:-1] == batch.texts(sep)
     assert got.unseen == batch.unseen(alphabet) and got.unseen
-    for odd in ("k a\tt", "# k a t", "k  a t", " k a t", "k a t\r", "☃", "k\u00a0a", "e\u0301 a"):
+    for odd in ("k a\tt", "# k a t", "k  a t", " k a t", "k a t ", "k a t\r", "☃", "k\u00a0a", "e\u0301 a",
+                "k\x0ba", "k\x1fa", "k\u3000a", "k\u2028a", "k a \u1680"):
         block = Block(((odd + "\n") * MIN_BYTE_LINES).encode(), 0, True)
         assert applier.apply(block) is None, odd
+        # The same line once among plain ones.
+        block = Block((("k a t\n" * MIN_BYTE_LINES) + odd + "\nd ɔ g\n").encode(), 0, True)
+        assert applier.apply(block) is None, odd
+    assert applier.apply(Block(("\ufeffk a t\n" * MIN_BYTE_LINES).encode(), 0, True)) is None
+    # Empty lines, first and last among them, stay on the byte path.
+    assert applier.apply(Block(("\n" + "k a t\n\n" * MIN_BYTE_LINES).encode(), 0, True)) is not None
