@@ -4,12 +4,14 @@ Public API:
     main()
 
 `main` installs the Ctrl-C handler that remembers (`fileio.watch_interrupts`), then
-imports the command line itself, so that a Ctrl-C during start-up (importing lingpy,
+runs a plain `apply` without typer (`fstsynth.lean_cli`), or imports the command line
+itself, so that a Ctrl-C during start-up (importing lingpy,
 numpy and pynini takes a second or two) ends as one anywhere else does: one line and
 exit code 130, not a traceback. Nothing has been written by then.
 """
 
 import sys
+from typing import NoReturn
 
 INTERRUPTED = 130
 NOTHING_WRITTEN = "files being written were left as they were"
@@ -34,19 +36,21 @@ def main() -> None:
         from fstsynth import fileio  # the standard library only: quick to import
 
         fileio.watch_interrupts()
-        from fstsynth.cli import app
+        from fstsynth.lean_cli import lean_apply  # `apply` without typer: see there
 
         fileio.raise_if_interrupted()  # an interrupt that C code swallowed on the way
-    except KeyboardInterrupt:
-        sys.stderr.write(f"fstsynth: interrupted; {NOTHING_WRITTEN}\n")
-        _forget_unhandled_interrupt()
-        sys.exit(INTERRUPTED)
-    try:
-        from fstsynth.cli import lean_apply
+        code = lean_apply(sys.argv[1:])  # a plain `apply`; None for anything else
+        if code is None:
+            from fstsynth.cli import app
 
-        code = lean_apply(sys.argv[1:])  # a plain `apply`, without typer's parser
-        if code is not None:
-            sys.exit(code)
+            fileio.raise_if_interrupted()
+    except KeyboardInterrupt:
+        _interrupted_at_start()
+    if code is not None:
+        if code == INTERRUPTED:
+            _forget_unhandled_interrupt()
+        sys.exit(code)
+    try:
         app(prog_name="fstsynth")
     except SystemExit as exc:
         if exc.code == INTERRUPTED:
@@ -56,6 +60,12 @@ def main() -> None:
             if not fileio.interrupt_reported():
                 sys.stderr.write(f"fstsynth: interrupted; {NOTHING_WRITTEN}\n")
         raise
+
+
+def _interrupted_at_start() -> NoReturn:
+    sys.stderr.write(f"fstsynth: interrupted; {NOTHING_WRITTEN}\n")
+    _forget_unhandled_interrupt()
+    sys.exit(INTERRUPTED)
 
 
 if __name__ == "__main__":

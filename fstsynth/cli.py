@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 import time
-from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Sequence
 
 import typer
 from typer.core import TyperGroup
@@ -32,11 +30,10 @@ except ImportError:  # pragma: no cover - older typer uses click itself
 
 from fstsynth import guard
 from fstsynth.errors import UserError
-from fstsynth.fileio import completed_writes, interrupted_summary, raise_if_interrupted
+from fstsynth.lean_cli import guarded, run_apply
 
 if TYPE_CHECKING:
     from fstsynth.evaluation import Evaluation
-    from fstsynth.stream import Block, ByteApplier
     from fstsynth.model import Model, PairModel
     from fstsynth.synthesis import Options
 
@@ -98,40 +95,13 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def _guard(func: Callable[[], None]) -> None:
-    """Run a command body; user errors become one line and exit code 2.
-
-    Errors from the environment (a full disk, a file that vanished, no memory) are not
-    bugs either, and get one line too; anything else keeps its traceback. A closed
-    output pipe (`fstsynth apply ... | head`) ends the command quietly.
-    """
-    written_before = len(completed_writes())
-    try:
-        func()
-        raise_if_interrupted()  # a Ctrl-C whose exception some C code swallowed
-    except UserError as exc:
-        if _state["debug"]:
-            raise
-        _fail(str(exc))
-    except BrokenPipeError:
-        # Python would complain again when flushing stdout at exit: point it at devnull.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        raise typer.Exit(141) from None
-    except OSError as exc:
-        if _state["debug"]:
-            raise
-        where = f"{exc.filename}: " if exc.filename else ""
-        _fail(f"{where}{exc.strerror or exc}")
-    except MemoryError:
-        if _state["debug"]:
-            raise
-        _fail("out of memory (see the Limits section of the README)")
-    except guard.MemoryLimitExceeded as exc:
-        _fail(str(exc))
-    except KeyboardInterrupt:
-        typer.echo(f"fstsynth: interrupted; {interrupted_summary(written_before)}", err=True)
-        raise typer.Exit(130) from None
+def _guard(func: Callable[[], int | None]) -> None:
+    """Run a command body in `lean_cli.guarded` (user and environment errors as one
+    line, exit code 2; a closed output pipe quietly; see there); its exit code, if not
+    0, ends the command."""
+    code = guarded(func, _state["debug"])
+    if code:
+        raise typer.Exit(code)
 
 
 @app.callback()
@@ -273,18 +243,6 @@ def tokenize(text: str, alphabet: Iterable[str]) -> tuple[str, ...]:
     return WordSplitter(alphabet)(text)
 
 
-def _argument_words(words: List[str]) -> List[str]:
-    for n, word in enumerate(words, start=1):
-        try:
-            word.encode("utf-8")
-        except UnicodeEncodeError:  # undecodable bytes arrive as lone surrogates
-            raise UserError(f"word argument {n}: not valid UTF-8") from None
-    return words
-
-
-APPLY_FORMATS = ("plain", "tsv")
-
-
 @app.command()
 def apply(
     model_dir: Path = typer.Argument(..., help="A model directory written by `learn`."),
@@ -306,201 +264,10 @@ def apply(
     join: bool = typer.Option(False, "--join", help="Write predictions without spaces between tokens."),
 ) -> None:
     """Predict the target form of each word with the compiled transducer."""
-
-    def body() -> None:
-        from fstsynth.model import load_model
-        from fstsynth.stream import blocks, byte_applier, predict_batches
-
-        if fmt not in APPLY_FORMATS:
-            raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(APPLY_FORMATS)}")
-        model = load_model(model_dir)
-        pm = model.pair(source, target)
-        alphabet = set(model.alphabet)
-        mismatches = []
-        unseen: Counter = Counter()
-        sep = "" if join else " "
-        # Read, predict and write a batch at a time (`fstsynth.stream`): memory stays
-        # flat on any input, and output starts before the input ends.
-        if words:
-            batches: Iterable[List[str]] = [_argument_words(words)]
-        else:
-            # Plain blocks of many lines go from bytes to bytes (`stream.ByteApplier`);
-            # the others are read as lines, one batch a block.
-            fast = None
-            if fmt == "plain" and not (trace or check):
-                fast = byte_applier(pm, alphabet, sep, sys.stdout.encoding or "")
-            batches = _stdin_words(blocks(sys.stdin.buffer), fast, unseen)
-        for batch in predict_batches(pm, batches, _splitter(alphabet)):
-            unseen.update(batch.unseen(alphabet))
-            if not (trace or check):
-                texts = batch.texts(sep)
-                if fmt == "tsv":
-                    texts = [f"{line}\t{text}" for line, text in zip(batch.lines, texts)]
-                typer.echo("\n".join(texts))
-                continue
-            out = []
-            for line, word, prediction in zip(batch.lines, batch.words, batch.predictions):
-                out.append(_output_line(line, prediction, fmt, join))
-                if trace:
-                    from exporters.spe import derivation
-
-                    mapped = pm.map_unknown(word)
-                    out.extend("  " + line for line in derivation(pm.program, mapped, model.features))
-                if check:
-                    interpreted = pm.interpret(word, model.features)
-                    if interpreted != prediction:
-                        mismatches.append((word, prediction, interpreted))
-            typer.echo("\n".join(out))
-        _warn_unseen(unseen)
-        if mismatches:
-            for word, fst_out, interp in mismatches:
-                typer.echo(
-                    f"fstsynth: mismatch on {' '.join(word)!r}: transducer {' '.join(fst_out)!r}, "
-                    f"interpreter {' '.join(interp)!r}",
-                    err=True,
-                )
-            raise typer.Exit(1)
-
-    _guard(body)
-
-
-def _splitter(alphabet: Iterable[str]) -> Callable[[str], tuple[str, ...]]:
-    """`problem.WordSplitter` for `alphabet`, made when first needed (only unspaced
-    words need it; importing `fstsynth.problem` costs start-up time)."""
-    made: list[Callable[[str], tuple[str, ...]]] = []
-
-    def split(text: str) -> tuple[str, ...]:
-        if not made:
-            from fstsynth.problem import WordSplitter
-
-            made.append(WordSplitter(alphabet))
-        return made[0](text)
-
-    return split
-
-
-def _stdin_words(
-    read: Iterable["Block"], fast: "ByteApplier | None" = None, unseen: Counter | None = None
-) -> Iterator[List[str]]:
-    """The words of blocks of lines read from standard input: a line starting with `#`
-    is a comment, as in a TSV (skipped); of a TSV line, `source<TAB>target`, the source
-    is the word (a warning says so once: `evaluate` scores such lines).
-
-    `fast`: blocks it reads are printed here (and their unseen tokens counted in
-    `unseen`), not yielded."""
-    warned = False
-    for block in read:
-        if fast is not None:
-            done = fast.apply(block)
-            if done is not None:
-                sys.stdout.flush()
-                sys.stdout.buffer.write(done.data)
-                if unseen is not None:
-                    unseen.update(done.unseen)
-                continue
-        lines = block.lines()
-        start = block.line
-        text = "\n".join(lines)
-        if "\t" not in text and "#" not in text:
-            yield lines
-            continue
-        words = []
-        for n, line in enumerate(lines, start=start + 1):
-            if line.lstrip().startswith("#"):
-                continue
-            if "\t" in line:
-                if not warned:
-                    warned = True
-                    _warn(
-                        f"<stdin>: line {n} has a tab: the word is its first field (the source); "
-                        "to score source<TAB>target lines use `fstsynth evaluate MODEL FILE`"
-                    )
-                line = line.split("\t", 1)[0]
-            words.append(line)
-        if words:
-            yield words
-
-
-def _output_line(word: str, prediction: Sequence[str], fmt: str, join: bool) -> str:
-    """A prediction as printed: tokens separated by spaces (`--join`: run together),
-    after the word as given and a tab with `--format tsv`."""
-    text = ("" if join else " ").join(prediction)
-    return f"{word}\t{text}" if fmt == "tsv" else text
-
-
-def _warn_unseen(unseen: Counter) -> None:
-    if not unseen:
-        return
-    common = sorted(unseen.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
-    listed = ", ".join(f"{tok} ({n} word{'s' if n > 1 else ''})" for tok, n in common)
-    more = f", and {len(unseen) - 20} more" if len(unseen) > 20 else ""
-    _warn(
-        f"tokens never seen in training: {listed}{more}; the model reads them as <unk> "
-        "(README: Tokens the model has never seen)"
-    )
-
-
-def lean_apply(argv: Sequence[str]) -> int | None:
-    """Run `fstsynth apply` without typer's argument machinery, when `argv` is a plain
-    `apply` command line; None for anything else (then typer parses it, and prints help
-    or usage errors). Typer 0.29 builds each parameter's converter with pydantic, whose
-    import is most of a one-word `apply`'s start-up time (0.2-0.3 s of 0.5 s).
-
-    The options are read from `apply`'s own typer declarations, so the two cannot drift
-    apart: an option apply declares is a flag (bool) or takes the next word as its
-    value; the first positional word is the model directory and the rest are words.
-    Any other form (`--help`, `--opt=value`, `--`, an unknown or incomplete option, no
-    model directory, global options before `apply`) is left to typer. As the global
-    callback would, this starts the memory watchdog (`FSTSYNTH_MEMORY_LIMIT`)."""
-    import inspect
-
-    if not argv or argv[0] != "apply":
-        return None
-    flags: dict[str, tuple[str, bool]] = {}
-    positional: list[str] = []
-    kwargs: dict[str, object] = {}
-    for name, param in inspect.signature(apply).parameters.items():
-        info = param.default
-        if isinstance(info, typer.models.OptionInfo):
-            kwargs[name] = info.default
-            for decl in info.param_decls or ():
-                flags[decl] = (name, param.annotation in ("bool", bool))
-        else:
-            positional.append(name)
-    rest = list(argv[1:])
-    values: list[str] = []
-    while rest:
-        word = rest.pop(0)
-        if word.startswith("-") and len(word) > 1:
-            if word not in flags:
-                return None
-            name, is_flag = flags[word]
-            if is_flag:
-                kwargs[name] = True
-            elif not rest:
-                return None
-            else:
-                kwargs[name] = rest.pop(0)
-        else:
-            values.append(word)
-    if len(positional) != 2 or not values:
-        return None
-    kwargs[positional[0]] = Path(values[0])
-    kwargs[positional[1]] = values[1:] or None
-    logging.basicConfig(level=logging.WARNING, format="fstsynth: %(message)s", force=True)
-    try:
-        watchdog = guard.start_from_option(os.environ.get("FSTSYNTH_MEMORY_LIMIT"))
-    except UserError as exc:
-        typer.echo(f"fstsynth: error: {exc}", err=True)
-        return 2
-    try:
-        apply(**kwargs)  # type: ignore[arg-type]
-        sys.stdout.flush()
-    except typer.Exit as exc:
-        return exc.exit_code
-    finally:
-        watchdog.stop(wait=False)  # the process ends now: the watchdog ends on its own
-    return 0
+    # The body is `lean_cli.run_apply`, which `python -m fstsynth` also runs without
+    # typer for a plain command line (`lean_cli.lean_apply`); options declared here
+    # must be listed in `lean_cli.APPLY_OPTIONS` too (a test checks they agree).
+    _guard(lambda: run_apply(model_dir, words, source, target, check, trace, fmt, join))
 
 
 @app.command()

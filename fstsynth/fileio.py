@@ -43,12 +43,10 @@ model directory can be shared like any other file.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import logging
 import os
 import re
-import secrets
 import shutil
 import signal
 import sys
@@ -228,7 +226,7 @@ class _HeldInterrupts:
 
 
 def _new_name(parent: Path, name: str, kind: str) -> Path:
-    return parent / f".{name}.{kind}-{os.getpid()}-{secrets.token_hex(4)}"
+    return parent / f".{name}.{kind}-{os.getpid()}-{os.urandom(4).hex()}"  # as secrets.token_hex(4)
 
 
 # ------------------------------------------------------------------ stale temporaries
@@ -350,6 +348,8 @@ _RENAME_NOREPLACE = 1
 
 def _renameat2(a: Path, b: Path, flags: int) -> int:
     """renameat2(2): 0 on success, else the errno; -1 if the system has no renameat2."""
+    import ctypes  # here: importing it costs a one-word `apply` start-up time
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         renameat2 = libc.renameat2

@@ -186,6 +186,12 @@ def predict_batches(
         yield Predicted(model, lines, split)
 
 
+#: Bytes a block the byte path reads never has: tab, `#`, CR and the other ASCII white
+#: space but the space and the newline (`_OTHER_SPACE`'s); and the first bytes of the
+#: UTF-8 of its other characters (a block with any of these is looked at as text).
+_DECLINED_BYTES = sorted({ord(c) for c in _OTHER_SPACE if c.isascii()} | {ord("#")})
+_SPACE_LEADS = sorted({c.encode("utf-8")[0] for c in _OTHER_SPACE if not c.isascii()})
+
 #: A block with fewer lines than this goes by the line path (numpy's set-up costs more).
 MIN_BYTE_LINES = 64
 #: The byte path packs a token's UTF-8 bytes into 64-bit words, at most this many.
@@ -266,27 +272,48 @@ class ByteApplier:
         lines = data.count(b"\n")
         if not self.usable or lines < MIN_BYTE_LINES:
             return None
-        if b"  " in data or b" \n" in data or b"\n " in data or data.startswith(b" "):
-            return None  # spacing that str.split reads but the byte path does not
-        if b"\t" in data or b"#" in data or b"\r" in data or (block.first and data.startswith(b"\xef\xbb\xbf")):
-            return None  # tabs, comments, CRs and byte-order marks: the line path
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None  # the line path names the line
-        if not unicodedata.is_normalized("NFC", text) or any(c in text for c in _OTHER_SPACE):
-            return None
+        if block.first and data.startswith(b"\xef\xbb\xbf"):
+            return None  # a byte-order mark: the line path
         np = self._ready()
         raw = np.frombuffer(data, dtype=np.uint8)
+        # What the line path reads differently, from one count of every byte value:
+        # tabs, comments, CRs and the other ASCII white space; beyond ASCII, text that
+        # is not UTF-8 (the line path names the line), not NFC, or has white space
+        # other than the space and the newline.
+        counts = np.bincount(raw, minlength=256)
+        if counts.take(_DECLINED_BYTES).any():
+            return None
+        text = None
+        if counts[0x80:].any():
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            if not unicodedata.is_normalized("NFC", text):
+                return None
+            if counts.take(_SPACE_LEADS).any() and any(c in text for c in _OTHER_SPACE):
+                return None
+        # (Gathers are `take`s and cumulative sums are given their type: numpy's
+        # fancy indexing with int32 indices, and cumsum's default int64 for smaller
+        # types, are 2-4 times slower on a block's arrays.)
         ends = np.flatnonzero((raw == 0x20) | (raw == 0x0A))  # the byte after each token
-        newline = raw[ends] == 0x0A
+        newline = raw.take(ends) == 0x0A
         starts = np.empty_like(ends)
         starts[0] = 0
         starts[1:] = ends[:-1] + 1
         lengths = ends - starts
-        word_of = np.cumsum(newline) - newline  # the line each token is on
-        if not lengths.all():  # empty lines: no token, an empty word
-            keep = lengths > 0
+        word_of = np.cumsum(newline, dtype=np.int64)  # the line each token is on
+        word_of -= newline
+        if not lengths.all():
+            # An empty token is an empty line (between two newlines, or a newline
+            # first); any other (two spaces, a space at a line's start or end) is
+            # spacing that str.split reads but this path does not.
+            empty = lengths == 0
+            after_newline = np.ones(len(ends), dtype=bool)
+            after_newline[1:] = newline[:-1]
+            if (empty & ~(newline & after_newline)).any():
+                return None
+            keep = ~empty  # empty lines: no token, an empty word
             starts, lengths, word_of = starts[keep], lengths[keep], word_of[keep]
         ids = self._lookup(data, starts, lengths)
         counts = np.bincount(word_of, minlength=lines)
@@ -294,7 +321,7 @@ class ByteApplier:
             return None  # a word this long is walked alone (`Tables.outputs`)
         fix: list[int] = []
         unseen: Counter = Counter()
-        seen = self._seen[ids]
+        seen = self._seen.take(ids)
         if not seen.all():
             odd = np.array(sorted(set(word_of[~seen].tolist())), dtype=np.int64)
             if (counts[odd] == 1).any():
@@ -311,6 +338,8 @@ class ByteApplier:
         printed = self._printed(out, out_starts)
         if not fix:
             return Applied(printed, unseen)
+        if text is None:
+            text = data.decode("utf-8")  # ASCII
         return Applied(self._fixed(text, printed, out, out_starts, fix, unseen), unseen)
 
     def _lookup(self, data: bytes, starts: "np.ndarray", lengths: "np.ndarray") -> "np.ndarray":
@@ -320,14 +349,14 @@ class ByteApplier:
         padded = data + b"\0" * (8 * self.words)
         view = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
         mask = self._mask
-        key = view[starts]
-        key &= mask[np.minimum(lengths, 8)]
-        at = self._slot[(key * self._multiplier) >> self._shift]
-        hit = self._keys[at] == key
-        hit &= self._length[at] == lengths
+        key = view.take(starts)
+        key &= mask.take(np.minimum(lengths, 8))
+        at = self._slot.take((key * self._multiplier) >> self._shift)
+        hit = self._keys.take(at) == key
+        hit &= self._length.take(at) == lengths
         for w in range(1, self.words):
-            rest = view[starts + 8 * w] & mask[np.clip(lengths - 8 * w, 0, 8)]
-            hit &= self._rest[at, w - 1] == rest
+            rest = view.take(starts + 8 * w) & mask.take(np.clip(lengths - 8 * w, 0, 8))
+            hit &= self._rest[:, w - 1].take(at) == rest
         return np.where(hit, at, self._tables.unk).astype(np.int32)
 
     def _printed(self, out: "np.ndarray", out_starts: "np.ndarray") -> bytes:
@@ -336,8 +365,8 @@ class ByteApplier:
         sizes = np.diff(out_starts)
         item = out.copy()
         item[out_starts[1:][sizes > 0] - 1] += len(self._tables.tokens)  # the last of its word
-        at, bounds = concat_ranges(np, self._out_first[item], self._out_len[item])
-        printed = self._out_bytes[at]
+        at, bounds = concat_ranges(np, self._out_first.take(item), self._out_len.take(item))
+        printed = self._out_bytes.take(at)
         if not sizes.all():  # an empty word: a newline alone
             printed = np.insert(printed, bounds[out_starts[:-1][sizes == 0]], 0x0A)
         return printed.tobytes()

@@ -622,7 +622,7 @@ def concat_ranges(np: Any, first: "np.ndarray", size: "np.ndarray") -> tuple["np
     one range after the other (int32), and where each range starts among them
     (`bounds`, one longer than `first`: range k is `bounds[k] : bounds[k + 1]`)."""
     bounds = np.zeros(len(size) + 1, dtype=np.int32)
-    np.cumsum(size, out=bounds[1:])
+    np.cumsum(size, dtype=np.int32, out=bounds[1:])  # (without dtype: via int64, slower)
     # Index i of range k is first[k] + (i - bounds[k]): one repeat of the differences.
     shift = np.repeat((first - bounds[:-1]).astype(np.int32), size)
     shift += np.arange(int(bounds[-1]), dtype=np.int32)
@@ -648,9 +648,9 @@ class _Layout:
         steps = int(slens[0]) if n else 0
         going = np.searchsorted(-slens, -np.arange(steps), side="left")
         row = np.zeros(steps + 1, dtype=np.int32)
-        np.cumsum(going, out=row[1:])
+        np.cumsum(going, dtype=np.int32, out=row[1:])
         self.going, self.row = going.tolist(), row.tolist()
-        sorted_starts = starts[:-1][self.order].astype(np.int32)
+        sorted_starts = starts[:-1].take(self.order).astype(np.int32)
         source = np.empty(int(row[-1]), dtype=np.int32)
         for j, (k, a) in enumerate(zip(self.going, self.row)):
             np.add(sorted_starts[:k], j, out=source[a : a + k])
@@ -760,8 +760,10 @@ class _Fast:
         if layout is None:
             layout = _Layout(np, starts)
         going, row, source = layout.going, layout.row, layout.source
-        col = sym[source]
-        cls = self.sym_class[col]
+        # Gathers are `take`s: numpy's fancy indexing with int32 indices converts them
+        # to int64 first (measured 2-3 times slower on a batch's arrays).
+        col = sym.take(source)
+        cls = self.sym_class.take(col)
         rho: Any = None
         rho_start = np.full(n, self.right_start, dtype=np.int32)
         if self.rights > 1:
@@ -773,7 +775,7 @@ class _Fast:
                 k, a = going[j], row[j]
                 now = state[:k]
                 rho[a : a + k] = now
-                state[:k] = right_t[cls_r[a : a + k] + now]
+                state[:k] = right_t.take(cls_r[a : a + k] + now)
         if self.lefts > 1:
             left_m = self.left_m
             key = np.empty(count, dtype=np.int32)
@@ -782,22 +784,24 @@ class _Fast:
                 k, a = going[j], row[j]
                 here = state[:k] + cls[a : a + k]
                 key[a : a + k] = here
-                state[:k] = left_m[here]
+                state[:k] = left_m.take(here)
         else:
             key = cls + self.left_start_m
-        chosen = self.candidate_r[key]
+        chosen = self.candidate_r.take(key)
         if rho is not None:
             chosen += rho
-        row_id = self.decide[chosen] * self.symbols + col
+        row_id = self.decide.take(chosen)
+        row_id *= self.symbols
+        row_id += col
         if self.one is not None:  # one symbol per position: the words keep their lengths
             out = np.empty(count, dtype=np.int32)
-            out[source] = self.one[row_id]
+            out[source] = self.one.take(row_id)
             return out, starts, layout
         ids = np.empty(count, dtype=np.int32)
         ids[source] = row_id
         if self.has_start:
             start_decision = np.empty(n, dtype=np.int32)
-            start_decision[layout.order] = self.start_decide[rho_start]
+            start_decision[layout.order] = self.start_decide.take(rho_start)
             # Every word's start position first, then its positions.
             word = np.repeat(np.arange(n, dtype=np.int32), np.diff(starts))
             word += np.arange(1, count + 1, dtype=np.int32)
@@ -808,5 +812,5 @@ class _Fast:
             ids, word_bounds = ids_v, np.append(firsts, count + n).astype(np.int32)
         else:
             word_bounds = starts
-        at, bounds = concat_ranges(np, self.first[ids], self.size[ids])
-        return self.items[at], bounds[word_bounds], None
+        at, bounds = concat_ranges(np, self.first.take(ids), self.size.take(ids))
+        return self.items.take(at), bounds.take(word_bounds), None

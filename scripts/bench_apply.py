@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -74,21 +75,31 @@ def scale_problem(size: int, lang: str, code: str, seed: int) -> Problem:
         return load_problem(tsv)
 
 
-def timed(command: list[str], stdin: Path, cwd: Path, env: dict[str, str] | None = None) -> tuple[float, bytes]:
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def timed(
+    command: list[str], stdin: Path, cwd: Path, env: dict[str, str] | None = None
+) -> tuple[float, float, bytes]:
+    """(wall seconds, CPU seconds (user + system), standard output) of one run."""
+    cpu_before = _children_cpu()
     started = time.perf_counter()
     with stdin.open("rb") as handle:
         proc = subprocess.run(command, stdin=handle, capture_output=True, cwd=cwd, env=env, check=False)
     took = time.perf_counter() - started
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
-    return took, proc.stdout
+    return took, _children_cpu() - cpu_before, proc.stdout
 
 
 def best(
     command: list[str], stdin: Path, cwd: Path, repeat: int, env: dict[str, str] | None = None
-) -> tuple[float, bytes]:
+) -> tuple[float, float, bytes]:
+    """The least wall time and the least CPU time of `repeat` runs, and the first output."""
     runs = [timed(command, stdin, cwd, env) for _ in range(repeat)]
-    return min(t for t, _ in runs), runs[0][1]
+    return min(r[0] for r in runs), min(r[1] for r in runs), runs[0][2]
 
 
 def lookup_outputs(printed: bytes, count: int) -> list[str | None]:
@@ -109,17 +120,17 @@ def _stage_order(path: Path) -> tuple[int, ...]:
     return tuple(int(x.removeprefix("pass")) for x in path.name.split(".")[1:3])
 
 
-def export_for_tools(model_dir: Path, work: Path, env: dict[str, str]) -> tuple[Path, Path, str]:
+def export_for_tools(model_dir: Path, work: Path, env: dict[str, str], root: Path = ROOT) -> tuple[Path, Path, str]:
     """The model exported by fstsynth and compiled for HFST (optimized lookup) and foma:
     (hfstol file, fomabin file, how). The composed AT&T export, or, if fstsynth refuses
     to compose (too large), its stage files composed by HFST and by foma themselves."""
     base = [sys.executable, "-m", "fstsynth", "export", str(model_dir), "-f", "att"]
     att = work / "model.att"
-    composed = subprocess.run([*base, "-o", str(att)], capture_output=True, cwd=ROOT, env=env).returncode == 0
+    composed = subprocess.run([*base, "-o", str(att)], capture_output=True, cwd=root, env=env).returncode == 0
     if composed:
         stages = [att]
     else:
-        subprocess.run([*base, "--passes", "-o", str(att)], capture_output=True, cwd=ROOT, env=env, check=True)
+        subprocess.run([*base, "--passes", "-o", str(att)], capture_output=True, cwd=root, env=env, check=True)
         stages = sorted(work.glob("model.pass*.att"), key=_stage_order)
     for k, stage in enumerate(stages):
         subprocess.run(["hfst-txt2fst", "-i", str(stage), "-o", f"s{k}.hfst"], check=True, cwd=work)
@@ -142,8 +153,16 @@ def main() -> None:
     parser.add_argument(
         "--scale", type=int, default=1000, help="also a model learned from this many spelling -> IPA pairs (0: none)"
     )
-    parser.add_argument("--lang", default="es", help="wordfreq language of the scale model")
-    parser.add_argument("--epitran", default="spa-Latn", help="epitran code of the scale model")
+    parser.add_argument(
+        "--lang", nargs="+", default=["es:spa-Latn"],
+        help="scale models: LANG:EPITRAN each (wordfreq language, epitran code), e.g. es:spa-Latn it:ita-Latn",
+    )
+    parser.add_argument(
+        "--root", type=Path, nargs="+", default=[ROOT],
+        help="fstsynth source trees whose `apply` is timed, one after another on each model "
+        "(default: this one; another checkout too gives before/after figures back to back on the "
+        "same models and words); the first one exports for the tools",
+    )
     parser.add_argument("--words", type=int, default=100_000, help="words through each command")
     parser.add_argument("--sample", type=int, default=2_000, help="words through the interpreter and the transducers")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each command; the least time counts")
@@ -155,16 +174,19 @@ def main() -> None:
     tools = not args.no_tools and all(shutil.which(t) for t in TOOLS)
     if not args.no_tools and not tools:
         print("HFST or foma not installed (Debian packages hfst foma): their columns are skipped", file=sys.stderr)
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    roots = [r.resolve() for r in args.root]
+    envs = [dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")) for root in roots]
+    for env in envs:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
 
     specs: list[tuple[str, Problem, int, int]] = []
     for spec in args.pairs:
         name, s, t = spec.split(":")
         specs.append((spec, load_problem(DEV / "problems" / f"{name}.json"), int(s), int(t)))
-    if args.scale:
-        problem = scale_problem(args.scale, args.lang, args.epitran, args.seed)
-        specs.append((f"{args.lang} spelling->IPA, {args.scale:,} pairs", problem, 0, 1))
+    for scale in args.lang if args.scale else ():
+        lang, code = scale.split(":")
+        problem = scale_problem(args.scale, lang, code, args.seed)
+        specs.append((f"{lang} spelling->IPA, {args.scale:,} pairs", problem, 0, 1))
 
     rows, results = [], []
     for spec, problem, s, t in specs:
@@ -199,14 +221,22 @@ def main() -> None:
             (work / "plain.txt").write_text("\n".join("".join(w) for w in words) + "\n", encoding="utf-8")
             (work / "plain1.txt").write_text("".join(words[0]) + "\n", encoding="utf-8")
             command = [sys.executable, "-m", "fstsynth", "apply", str(model_dir)]
-            timed(command, work / "one.txt", ROOT, env)  # writes the bytecode cache
-            one, _ = best(command, work / "one.txt", ROOT, args.repeat, env)
-            everything, printed = best(command, work / "words.txt", ROOT, args.repeat, env)
             ours = [" ".join(x) for x in fast]
-            r["fstsynth"] = {"one_word_s": one, "all_in_s": everything, "wps": rate(len(words), everything - one)}
-            r["mismatches_cli"] = sum(a != b for a, b in zip(printed.decode().splitlines(), ours))
+            r["fstsynth"] = []
+            mismatches_cli = 0
+            for root, env in zip(roots, envs):
+                timed(command, work / "one.txt", root, env)  # writes the bytecode cache
+                one, one_cpu, _ = best(command, work / "one.txt", root, args.repeat, env)
+                everything, everything_cpu, printed = best(command, work / "words.txt", root, args.repeat, env)
+                r["fstsynth"].append({
+                    "root": str(root), "one_word_s": one, "all_in_s": everything,
+                    "wps": rate(len(words), everything - one), "one_word_cpu_s": one_cpu,
+                    "all_in_cpu_s": everything_cpu,
+                })
+                mismatches_cli += sum(a != b for a, b in zip(printed.decode().splitlines(), ours))
+            r["mismatches_cli"] = mismatches_cli
             if tools:
-                hfstol, fomabin, how = export_for_tools(model_dir, work, env)
+                hfstol, fomabin, how = export_for_tools(model_dir, work, envs[0], roots[0])
                 r["export"] = how
                 r["export_att_bytes"] = sum(p.stat().st_size for p in work.glob("model*.att"))
                 joined = ["".join(x) for x in fast]
@@ -214,31 +244,40 @@ def main() -> None:
                     ("hfst", ["hfst-optimized-lookup", "-q", str(hfstol)]),
                     ("foma", ["flookup", "-i", "-x", str(fomabin)]),
                 ):
-                    t1, _ = best(cmd, work / "plain1.txt", work, args.repeat)
-                    tn, out = best(cmd, work / "plain.txt", work, args.repeat)
+                    t1, t1_cpu, _ = best(cmd, work / "plain1.txt", work, args.repeat)
+                    tn, tn_cpu, out = best(cmd, work / "plain.txt", work, args.repeat)
                     got = lookup_outputs(out, len(words))
                     r[tool] = {
                         "one_word_s": t1, "all_in_s": tn, "wps": rate(len(words), tn - t1),
+                        "one_word_cpu_s": t1_cpu, "all_in_cpu_s": tn_cpu,
                         "differ": sum(g != e for g, e in zip(got, joined)),
                     }
         results.append(r)
-        row = [spec, r["rules"], sum(r["stages"]), r["compile_s"], r["tables_wps"],
-               r["fstsynth"]["one_word_s"], r["fstsynth"]["all_in_s"], r["fstsynth"]["wps"]]
+        theirs: list[object] = []
         for tool in ("hfst", "foma"):
             found = r.get(tool)
-            row += [found["one_word_s"], found["all_in_s"], found["wps"], found["differ"]] if found else ["-"] * 4
-        row.append(r["mismatches_in_process"] + r["mismatches_cli"])
-        rows.append(row)
+            theirs += (
+                [found["one_word_s"], found["all_in_s"], found["all_in_cpu_s"], found["wps"], found["differ"]]
+                if found else ["-"] * 5
+            )
+        for k, ours_t in enumerate(r["fstsynth"]):
+            label = spec if len(roots) == 1 else f"{spec} [{k + 1}]"
+            rows.append([label, r["rules"], sum(r["stages"]), r["compile_s"], r["tables_wps"],
+                         ours_t["one_word_s"], ours_t["all_in_s"], ours_t["all_in_cpu_s"], ours_t["wps"],
+                         *theirs, r["mismatches_in_process"] + r["mismatches_cli"]])
         print(f"done {spec}", file=sys.stderr, flush=True)
 
     print(
         f"apply, {args.words:,} words through each command (all-in: start-up, model, words, output), "
-        f"one core (cpu {cpu}), least of {args.repeat} runs; 1w = one word all-in; load {os.getloadavg()[0]:.1f}"
+        f"one core (cpu {cpu}), least of {args.repeat} runs; 1w = one word all-in (wall s); all-in: wall s, "
+        f"cpu: its CPU s (user + system); load {os.getloadavg()[0]:.1f}"
     )
+    for k, root in enumerate(roots, start=1):
+        print(f"[{k}] fstsynth from {root}" if len(roots) > 1 else f"fstsynth from {root}")
     print(table(
         ["model", "rules", "states", "compile s", "tables w/s",
-         "fstsynth 1w", "all-in", "w/s", "hfst 1w", "all-in", "w/s", "differ",
-         "foma 1w", "all-in", "w/s", "differ", "mismatch"],
+         "fstsynth 1w", "all-in", "cpu", "w/s", "hfst 1w", "all-in", "cpu", "w/s", "differ",
+         "foma 1w", "all-in", "cpu", "w/s", "differ", "mismatch"],
         rows,
     ))
     write_json(args.json, {"benchmark": "apply", "words": args.words, "cpu": cpu, "results": results})

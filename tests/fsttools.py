@@ -152,7 +152,6 @@ def hfst_apply(att: Path | Sequence[Path], words: Sequence[Word], tmp: Path) -> 
         run(["hfst-compose", "-1", "outputs.hfst", "-2", f"model{k}.hfst", "-o", "applied.hfst"], tmp)
         run(["hfst-project", "-p", "output", "-i", "applied.hfst", "-o", "outputs.hfst"], tmp)
     printed = run(["hfst-fst2strings", "-S", "-X", "print-space", "-i", "outputs.hfst"], tmp)
-    results: list[Word | None] = []
     # `--` separates the inputs' string sets (none after the last); an output that is
     # the empty string is an empty line.
     blocks: list[list[str]] = [[]]

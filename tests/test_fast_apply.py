@@ -90,20 +90,95 @@ def test_apply_imports_neither_the_learner_nor_pynini_nor_lingpy(plural_model):
 
 
 def test_a_plain_apply_skips_typers_parser_and_matches_it(plural_model):
-    """`fstsynth apply MODEL WORDS [options]` runs without typer's argument machinery
-    (which imports pydantic: most of a one-word apply's start-up) and prints what the
+    """`fstsynth apply MODEL WORDS [options]` runs without typer (whose import, and
+    pydantic's, is most of a one-word apply's start-up) and prints what the
     typer-parsed command prints; anything else (help, a usage error) is typer's."""
     from typer.testing import CliRunner
 
-    from fstsynth.cli import app, lean_apply
+    from fstsynth.cli import app
+    from fstsynth.lean_cli import lean_apply
 
     args = ["apply", str(plural_model), "k a t", "-f", "tsv", "dɔg", "--join"]
     out, modules = _apply_in_child(args, "from fstsynth.__main__ import main; main()")
     assert out == CliRunner().invoke(app, args).stdout == "k a t\tkats\ndɔg\tdɔgz\n"
-    assert "pydantic" not in modules
+    for heavy in ("pydantic", "typer", "click", "fstsynth.cli"):
+        assert heavy not in modules, heavy
     for argv in (["apply", "--help"], ["apply"], ["apply", str(plural_model), "--nope"], ["apply", "-s"],
                  ["--debug", "apply", str(plural_model), "k a t"], ["apply", "--format=tsv", "m", "w"], ["show", "m"]):
         assert lean_apply(argv) is None, argv
+
+
+def test_the_lean_apply_options_are_the_typer_commands():
+    """`lean_cli.APPLY_OPTIONS` (what the plain command line is read with) lists the
+    options `fstsynth.cli.apply` declares, with the same words, kinds and defaults."""
+    import inspect
+
+    import typer
+
+    from fstsynth.cli import apply
+    from fstsynth.lean_cli import APPLY_OPTIONS
+
+    declared = {}
+    positional = []
+    for name, param in inspect.signature(apply).parameters.items():
+        info = param.default
+        if isinstance(info, typer.models.OptionInfo):
+            declared[name] = (tuple(info.param_decls), param.annotation in ("bool", bool), info.default)
+        else:
+            positional.append(name)
+    assert positional == ["model_dir", "words"]
+    assert declared == {o.name: (o.decls, o.flag, o.default) for o in APPLY_OPTIONS}
+
+
+@pytest.fixture(scope="module")
+def damaged_model(plural_model, tmp_path_factory) -> Path:
+    """The plural model with its tables file cut short (its checksum no longer matches)."""
+    import shutil
+
+    directory = tmp_path_factory.mktemp("damaged") / "plural"
+    shutil.copytree(plural_model, directory)
+    data = (directory / "tables.npz").read_bytes()
+    (directory / "tables.npz").write_bytes(data[: len(data) // 2])
+    return directory
+
+
+_MANY = "".join(f"{w}\n" for w in ["k a t", "d ɔ g", "b ʊ ʃ", "☃ a t", "", "kat"] * 40)
+_ROUTES = {
+    "lean": "from fstsynth.__main__ import main; main()",
+    "typer": "from fstsynth.cli import app; app(prog_name='fstsynth')",
+}
+
+
+@pytest.mark.parametrize(
+    "args, stdin",
+    [
+        (["MODEL", "k a t", "dɔg", "☃ a t"], ""),
+        (["MODEL", "-f", "tsv", "--join", "k a t", "b ʊ ʃ"], ""),
+        (["MODEL"], _MANY),  # blocks of plain lines: the byte path
+        (["MODEL", "--join"], _MANY),
+        (["MODEL", "-f", "tsv"], "# a comment\nk a t\tk a t s\nd ɔ g\n"),
+        (["MODEL", "--check", "--trace", "k a t"], ""),
+        (["MODEL", "-s", "0", "-t", "1", "k a t"], ""),
+        (["MODEL", "-s", "nope", "k a t"], ""),
+        (["MODEL", "-f", "json", "k a t"], ""),
+        (["MODEL"], "k a t\nd \udcff g\n"),
+        (["NOWHERE", "k a t"], ""),
+        (["DAMAGED", "k a t"], ""),
+    ],
+)
+def test_apply_without_typer_behaves_as_with_it(plural_model, damaged_model, tmp_path, args, stdin):
+    """The same command line through `python -m fstsynth` (no typer for a plain apply)
+    and through typer's parser: the same output, errors and exit code."""
+    places = {"MODEL": str(plural_model), "DAMAGED": str(damaged_model), "NOWHERE": str(tmp_path / "nope")}
+    argv = ["apply", *(places.get(a, a) for a in args)]
+    data = stdin.encode("utf-8", "surrogateescape")
+    seen = {}
+    for route, entry in _ROUTES.items():
+        code = f"import sys; sys.argv = ['fstsynth', *{argv!r}]\n{entry}\n"
+        proc = subprocess.run([sys.executable, "-c", code], input=data, capture_output=True, env=_env(), cwd=ROOT)
+        seen[route] = (proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+    assert seen["lean"] == seen["typer"]
+    assert "Traceback" not in seen["lean"][2]
 
 
 def test_the_other_white_space_is_what_str_split_splits_at():
@@ -232,6 +307,13 @@ def test_the_byte_path_prints_what_the_line_path_prints(plural_model, sep):
     batch = next(predict_batches(pm, [lines], WordSplitter(alphabet)))
     assert got.data.decode().split("\n")[:-1] == batch.texts(sep)
     assert got.unseen == batch.unseen(alphabet) and got.unseen
-    for odd in ("k a\tt", "# k a t", "k  a t", " k a t", "k a t\r", "☃", "k\u00a0a", "e\u0301 a"):
+    for odd in ("k a\tt", "# k a t", "k  a t", " k a t", "k a t ", "k a t\r", "☃", "k\u00a0a", "e\u0301 a",
+                "k\x0ba", "k\x1fa", "k\u3000a", "k\u2028a", "k a \u1680"):
         block = Block(((odd + "\n") * MIN_BYTE_LINES).encode(), 0, True)
         assert applier.apply(block) is None, odd
+        # The same line once among plain ones.
+        block = Block((("k a t\n" * MIN_BYTE_LINES) + odd + "\nd ɔ g\n").encode(), 0, True)
+        assert applier.apply(block) is None, odd
+    assert applier.apply(Block(("\ufeffk a t\n" * MIN_BYTE_LINES).encode(), 0, True)) is None
+    # Empty lines, first and last among them, stay on the byte path.
+    assert applier.apply(Block(("\n" + "k a t\n\n" * MIN_BYTE_LINES).encode(), 0, True)) is not None
