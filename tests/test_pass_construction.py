@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 import pytest
 
-from fstsynth.bimachine import from_words, lowest_rule, mask_words, to_words
+from fstsynth.bimachine import from_words, group_rows, lowest_rule, mask_words, to_words
 from fstsynth.compiler import Error as CompilerError
 from fstsynth.compiler import compile_program, transduce
 from fstsynth.dsl import (
@@ -51,6 +51,25 @@ def test_masks_are_words_of_64_rules(rules, words):
     assert lowest_rule(0, rules) == rules  # no rule fired
     assert lowest_rule((1 << rules) - 1, rules) == 0
     assert lowest_rule(0b10100, rules) == 2
+
+
+@pytest.mark.parametrize("rows", [0, 1, 7, 4096, 4097, 9000])
+@pytest.mark.parametrize("width", [0, 1, 3])
+def test_group_rows_numbers_rows_in_order_of_first_appearance(rows, width):
+    """Both of group_rows' ways (a dictionary; numpy's sort from 4,097 rows on) give what
+    a plain loop gives: the decider and the annotations depend on it."""
+    rng = np.random.default_rng(rows * 10 + width)
+    matrix = rng.integers(-2, 3, size=(rows, width)) if width else np.zeros((rows, 0), dtype=np.int64)
+    matrix[:, :1] = rng.integers(0, 2, size=(rows, min(width, 1)))  # few distinct rows
+    numbers, firsts = group_rows(matrix)
+    seen: dict[tuple, int] = {}
+    expected = [seen.setdefault(tuple(row), len(seen)) for row in matrix.tolist()]
+    assert numbers.tolist() == expected
+    assert firsts == [expected.index(n) for n in range(len(seen))]
+    if rows > 4096:  # the numpy way agrees with the dictionary way on the same rows
+        head_numbers, head_firsts = group_rows(matrix[:4096])
+        assert head_numbers.tolist() == expected[:4096]
+        assert head_firsts == [f for f in firsts if f < 4096]
 
 
 def _every_short_word(alphabet, longest=3):
@@ -153,6 +172,10 @@ def test_constructs_at_the_edges_of_the_word_agree_on_every_short_word(name):
     # One transducer per pass (its stages composed: what exports write), and the whole
     # program composed, give the same outputs.
     trans = compiled.transducers
+    # Every state of every stage is on some accepted path: a dead state would be
+    # carried into every model file and export for nothing.
+    for k, stage in enumerate(trans.stages):
+        assert stage.copy().connect().num_states() == stage.num_states(), (name, k)
     per_pass = trans.pass_transducers()
     assert len(per_pass) == len(program.passes)
     with pytest.raises(CompilerError, match="no pass"):
