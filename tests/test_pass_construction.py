@@ -212,3 +212,18 @@ def test_the_empty_program_is_the_identity_on_every_token():
         mapped = compiled.map_unknown(word)
         assert compiled.apply(word) == mapped == run(Program(()), mapped, FEATURES)
         assert compiled.tables().apply(word) == mapped
+
+
+def test_compiling_reports_each_pass_and_the_rules_done():
+    """What the console's progress line shows while a program compiles: before each pass
+    its number (1-based) and the rules finished so far, then all rules done."""
+    from fstsynth.progress import Step, listening
+
+    program = EDGE_PROGRAMS["tags-read-by-the-next-pass-on-either-side"]  # two passes, 2 + 3 rules
+    seen: list[Step] = []
+    with listening(seen.append):
+        compile_program(program, EDGE_ALPHABET, FEATURES)
+    assert [s for s in seen if s.stage == "compiling rule"] == [
+        Step("compiling rule", 0, 5, "pass 1"), Step("compiling rule", 2, 5, "pass 2"),
+        Step("compiling rule", 5, 5, "done"),
+    ]
