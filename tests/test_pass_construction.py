@@ -14,7 +14,14 @@ import pytest
 
 from fstsynth.bimachine import from_words, group_rows, lowest_rule, mask_words, to_words
 from fstsynth.compiler import Error as CompilerError
-from fstsynth.compiler import compile_program, transduce
+from fstsynth.compiler import (
+    CompositionTooLargeError,
+    Transducers,
+    compile_program,
+    compose_passes,
+    fst_from_arcs,
+    transduce,
+)
 from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
@@ -227,3 +234,39 @@ def test_compiling_reports_each_pass_and_the_rules_done():
         Step("compiling rule", 0, 5, "pass 1"), Step("compiling rule", 2, 5, "pass 2"),
         Step("compiling rule", 5, 5, "done"),
     ]
+
+
+def _a_to_b(chain: int, extra: int):
+    """Two transducers whose composition maps a^(chain-1) to b^(chain-1): a chain of
+    `chain` states copying `a`, and a one-state loop a:b with `extra` more states that
+    no path reaches (they count towards the size bound all the same)."""
+    import pynini
+
+    first = fst_from_arcs(chain, 0, [chain - 1], np.arange(chain - 1), np.full(chain - 1, 1),
+                          np.full(chain - 1, 1), np.arange(1, chain))
+    second = fst_from_arcs(extra + 1, 0, [0], np.array([0]), np.array([1]), np.array([2]), np.array([0]))
+    symbols = pynini.SymbolTable()
+    for label, name in enumerate(("<eps>", "a", "b")):
+        symbols.add_symbol(name, label)
+    return first, second, symbols
+
+
+@pytest.mark.parametrize("chain, extra, built", [
+    (2000, 2499, True),  # 2,000 x 2,500 = 5,000,000 states at most: at the limit, built
+    (141, 35460, False),  # 141 x 35,461 = 5,000,001: over it, refused with the figures
+])
+def test_compositions_are_refused_exactly_past_the_documented_bound(chain, extra, built):
+    """README/compiler: passes (and one pass's stages) whose state counts multiply past
+    5,000,000 are not composed (CompositionTooLargeError); up to it they are."""
+    first, second, symbols = _a_to_b(chain, extra)
+    labels, names = {"a": 1, "b": 2}, {1: "a", 2: "b"}
+    word = ("a",) * (chain - 1)
+    one_pass = Transducers((first, second), (1, 1), symbols, ("a", "b"))
+    if built:
+        assert transduce(compose_passes([first, second], symbols), labels, names, word) == ("b",) * (chain - 1)
+        assert transduce(one_pass.pass_transducer(1), labels, names, word) == ("b",) * (chain - 1)
+    else:
+        with pytest.raises(CompositionTooLargeError, match="5,000,001 states, more than the 5,000,000"):
+            compose_passes([first, second], symbols)
+        with pytest.raises(CompositionTooLargeError, match="5,000,001 states, more than the 5,000,000"):
+            one_pass.pass_transducer(1)
