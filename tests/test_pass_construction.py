@@ -270,3 +270,14 @@ def test_compositions_are_refused_exactly_past_the_documented_bound(chain, extra
             compose_passes([first, second], symbols)
         with pytest.raises(CompositionTooLargeError, match="5,000,001 states, more than the 5,000,000"):
             one_pass.pass_transducer(1)
+
+
+def test_a_compiled_program_says_how_long_compiling_took():
+    """`Compiled.seconds` (public): the time compile_program took, within the time
+    measured around the call."""
+    import time
+
+    began = time.perf_counter()
+    compiled = compile_program(EDGE_PROGRAMS["copies-from-both-sides"], EDGE_ALPHABET, FEATURES)
+    elapsed = time.perf_counter() - began
+    assert 0 < compiled.seconds <= elapsed
