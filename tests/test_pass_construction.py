@@ -281,3 +281,20 @@ def test_a_compiled_program_says_how_long_compiling_took():
     compiled = compile_program(EDGE_PROGRAMS["copies-from-both-sides"], EDGE_ALPHABET, FEATURES)
     elapsed = time.perf_counter() - began
     assert 0 < compiled.seconds <= elapsed
+
+
+def test_annotated_symbols_are_named_after_their_pass():
+    """The symbols between a pass's two stages (shown in exported symbol files) carry
+    the pass's number, 1-based like `stage_pass`: `a<p2:0.1>`, `<s><p2:0>`."""
+    program = Program((
+        Pass((Rule((IsToken("t", 1),), ReplaceBy("a", ("i",))),)),
+        Pass((Rule((IsToken(BOUNDARY, 1),), Delete()),)),
+    ))
+    trans = compile_program(program, EDGE_ALPHABET, FEATURES).transducers
+    assert trans.stage_pass == (1, 1, 2, 2)  # both passes look right: annotator, decider
+    names = dict(trans.symbols)
+    for k in (0, 2):
+        annotator, number = trans.stages[k], trans.stage_pass[k]
+        written = {names[arc.olabel] for state in annotator.states() for arc in annotator.arcs(state) if arc.olabel}
+        assert written and all(f"<p{number}:" in name for name in written), (number, sorted(written)[:5])
+        assert any(name.startswith(f"<s><p{number}:") for name in written)
