@@ -298,3 +298,21 @@ def test_annotated_symbols_are_named_after_their_pass():
         written = {names[arc.olabel] for state in annotator.states() for arc in annotator.arcs(state) if arc.olabel}
         assert written and all(f"<p{number}:" in name for name in written), (number, sorted(written)[:5])
         assert any(name.startswith(f"<s><p{number}:") for name in written)
+
+
+def test_arc_counts_and_the_token_symbol_table():
+    """arc_count (public) counts every arc of every state; token_symbols is the table a
+    user's words are written in: epsilon and the word tokens, with the labels the
+    transducers use, and nothing internal."""
+    from fstsynth.compiler import arc_count
+
+    first, second, _ = _a_to_b(7, 3)
+    assert (arc_count(first), arc_count(second)) == (6, 1)
+    trans = compile_program(EDGE_PROGRAMS["tags-read-by-the-next-pass-on-either-side"], EDGE_ALPHABET,
+                            FEATURES).transducers
+    for stage in trans.stages:
+        assert arc_count(stage) == sum(1 for state in stage.states() for _ in stage.arcs(state)) > 0
+    table = trans.token_symbols()
+    assert dict(table) == {0: "<eps>", **{label: tok for tok, label in trans.labels.items()}}
+    # The alphabet, the token the program inserts, UNK; the annotated symbols are not in it.
+    assert set(trans.tokens) == set(EDGE_ALPHABET) | {"p", "<unk>"} and len(dict(trans.symbols)) > len(dict(table))
