@@ -316,3 +316,17 @@ def test_arc_counts_and_the_token_symbol_table():
     assert dict(table) == {0: "<eps>", **{label: tok for tok, label in trans.labels.items()}}
     # The alphabet, the token the program inserts, UNK; the annotated symbols are not in it.
     assert set(trans.tokens) == set(EDGE_ALPHABET) | {"p", "<unk>"} and len(dict(trans.symbols)) > len(dict(table))
+
+
+def test_many_one_state_passes_are_composed():
+    """The size bound counts a pass of one state as one: a cascade of 24 one-state
+    passes (2**24 > 5,000,000 were each counted as two) is composed."""
+    import pynini
+
+    symbols = pynini.SymbolTable()
+    for label, name in enumerate(("<eps>", "a", "b")):
+        symbols.add_symbol(name, label)
+    a_to_b = fst_from_arcs(1, 0, [0], np.array([0]), np.array([1]), np.array([2]), np.array([0]))
+    b_to_b = fst_from_arcs(1, 0, [0], np.array([0]), np.array([2]), np.array([2]), np.array([0]))
+    cascade = compose_passes([a_to_b] + [b_to_b] * 23, symbols)
+    assert transduce(cascade, {"a": 1, "b": 2}, {1: "a", 2: "b"}, ("a", "a", "a")) == ("b", "b", "b")
