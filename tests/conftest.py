@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from typing import Any, Callable, Iterable
 
 import pytest
 
@@ -38,19 +40,44 @@ def benchmark_models():
     learned with the default settings, by hand (several times slower):
     FSTSYNTH_BENCHMARK_DEFAULTS=1 python -m pytest tests/test_exports_benchmark.py
     """
+    if not benchmark_problems():
+        pytest.skip(f"benchmark data not found at {SHARED}")
+    paths = benchmark_problems()
+    return {path.stem: done.result() for path, done in zip(paths, in_workers(_learn_benchmark, paths))}
+
+
+def _learn_benchmark(path: Path):
     from fstsynth.model import learn_model
     from fstsynth.problem import load_problem
     from fstsynth.synthesis import Options
 
-    if not benchmark_problems():
-        pytest.skip(f"benchmark data not found at {SHARED}")
-    models = {}
-    for path in benchmark_problems():
-        problem = load_problem(path)
-        defaults = os.environ.get("FSTSYNTH_BENCHMARK_DEFAULTS") == "1"
-        options = Options() if defaults else Options(variant="token", tiers=False)
-        models[path.stem] = (problem, learn_model(problem, options))
-    return models
+    problem = load_problem(path)
+    defaults = os.environ.get("FSTSYNTH_BENCHMARK_DEFAULTS") == "1"
+    options = Options() if defaults else Options(variant="token", tiers=False)
+    return problem, learn_model(problem, options)
+
+
+def in_workers(function: Callable[[Any], Any], items: Iterable[Any], workers: int = 2) -> list[Future]:
+    """`function` on each item, in up to `workers` processes (fewer on a machine with
+    fewer cores): a future per item, in order, each done. The suite runs one test at a
+    time, so a second core is idle while a fixture learns many independent problems;
+    the results are the same (learning is deterministic). `function` must be a
+    module-level function and its results picklable."""
+    items = list(items)
+    count = min(workers, os.cpu_count() or 1, len(items))
+    if count <= 1:
+        futures = []
+        for item in items:
+            future: Future = Future()
+            try:
+                future.set_result(function(item))
+            except Exception as error:  # raised by the test that asks for the result
+                future.set_exception(error)
+            futures.append(future)
+        return futures
+    with ProcessPoolExecutor(max_workers=count) as pool:
+        futures = [pool.submit(function, item) for item in items]
+    return futures
 
 
 @pytest.fixture(scope="session")

@@ -12,9 +12,16 @@ import itertools
 import numpy as np
 import pytest
 
-from fstsynth.bimachine import from_words, lowest_rule, mask_words, to_words
+from fstsynth.bimachine import from_words, group_rows, lowest_rule, mask_words, to_words
 from fstsynth.compiler import Error as CompilerError
-from fstsynth.compiler import compile_program, transduce
+from fstsynth.compiler import (
+    CompositionTooLargeError,
+    Transducers,
+    compile_program,
+    compose_passes,
+    fst_from_arcs,
+    transduce,
+)
 from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
@@ -51,6 +58,25 @@ def test_masks_are_words_of_64_rules(rules, words):
     assert lowest_rule(0, rules) == rules  # no rule fired
     assert lowest_rule((1 << rules) - 1, rules) == 0
     assert lowest_rule(0b10100, rules) == 2
+
+
+@pytest.mark.parametrize("rows", [0, 1, 7, 4096, 4097, 9000])
+@pytest.mark.parametrize("width", [0, 1, 3])
+def test_group_rows_numbers_rows_in_order_of_first_appearance(rows, width):
+    """Both of group_rows' ways (a dictionary; numpy's sort from 4,097 rows on) give what
+    a plain loop gives: the decider and the annotations depend on it."""
+    rng = np.random.default_rng(rows * 10 + width)
+    matrix = rng.integers(-2, 3, size=(rows, width)) if width else np.zeros((rows, 0), dtype=np.int64)
+    matrix[:, :1] = rng.integers(0, 2, size=(rows, min(width, 1)))  # few distinct rows
+    numbers, firsts = group_rows(matrix)
+    seen: dict[tuple, int] = {}
+    expected = [seen.setdefault(tuple(row), len(seen)) for row in matrix.tolist()]
+    assert numbers.tolist() == expected
+    assert firsts == [expected.index(n) for n in range(len(seen))]
+    if rows > 4096:  # the numpy way agrees with the dictionary way on the same rows
+        head_numbers, head_firsts = group_rows(matrix[:4096])
+        assert head_numbers.tolist() == expected[:4096]
+        assert head_firsts == [f for f in firsts if f < 4096]
 
 
 def _every_short_word(alphabet, longest=3):
@@ -153,6 +179,10 @@ def test_constructs_at_the_edges_of_the_word_agree_on_every_short_word(name):
     # One transducer per pass (its stages composed: what exports write), and the whole
     # program composed, give the same outputs.
     trans = compiled.transducers
+    # Every state of every stage is on some accepted path: a dead state would be
+    # carried into every model file and export for nothing.
+    for k, stage in enumerate(trans.stages):
+        assert stage.copy().connect().num_states() == stage.num_states(), (name, k)
     per_pass = trans.pass_transducers()
     assert len(per_pass) == len(program.passes)
     with pytest.raises(CompilerError, match="no pass"):
@@ -189,3 +219,114 @@ def test_the_empty_program_is_the_identity_on_every_token():
         mapped = compiled.map_unknown(word)
         assert compiled.apply(word) == mapped == run(Program(()), mapped, FEATURES)
         assert compiled.tables().apply(word) == mapped
+
+
+def test_compiling_reports_each_pass_and_the_rules_done():
+    """What the console's progress line shows while a program compiles: before each pass
+    its number (1-based) and the rules finished so far, then all rules done."""
+    from fstsynth.progress import Step, listening
+
+    program = EDGE_PROGRAMS["tags-read-by-the-next-pass-on-either-side"]  # two passes, 2 + 3 rules
+    seen: list[Step] = []
+    with listening(seen.append):
+        compile_program(program, EDGE_ALPHABET, FEATURES)
+    assert [s for s in seen if s.stage == "compiling rule"] == [
+        Step("compiling rule", 0, 5, "pass 1"), Step("compiling rule", 2, 5, "pass 2"),
+        Step("compiling rule", 5, 5, "done"),
+    ]
+
+
+def _a_to_b(chain: int, extra: int):
+    """Two transducers whose composition maps a^(chain-1) to b^(chain-1): a chain of
+    `chain` states copying `a`, and a one-state loop a:b with `extra` more states that
+    no path reaches (they count towards the size bound all the same)."""
+    import pynini
+
+    first = fst_from_arcs(chain, 0, [chain - 1], np.arange(chain - 1), np.full(chain - 1, 1),
+                          np.full(chain - 1, 1), np.arange(1, chain))
+    second = fst_from_arcs(extra + 1, 0, [0], np.array([0]), np.array([1]), np.array([2]), np.array([0]))
+    symbols = pynini.SymbolTable()
+    for label, name in enumerate(("<eps>", "a", "b")):
+        symbols.add_symbol(name, label)
+    return first, second, symbols
+
+
+@pytest.mark.parametrize("chain, extra, built", [
+    (2000, 2499, True),  # 2,000 x 2,500 = 5,000,000 states at most: at the limit, built
+    (141, 35460, False),  # 141 x 35,461 = 5,000,001: over it, refused with the figures
+])
+def test_compositions_are_refused_exactly_past_the_documented_bound(chain, extra, built):
+    """README/compiler: passes (and one pass's stages) whose state counts multiply past
+    5,000,000 are not composed (CompositionTooLargeError); up to it they are."""
+    first, second, symbols = _a_to_b(chain, extra)
+    labels, names = {"a": 1, "b": 2}, {1: "a", 2: "b"}
+    word = ("a",) * (chain - 1)
+    one_pass = Transducers((first, second), (1, 1), symbols, ("a", "b"))
+    if built:
+        assert transduce(compose_passes([first, second], symbols), labels, names, word) == ("b",) * (chain - 1)
+        assert transduce(one_pass.pass_transducer(1), labels, names, word) == ("b",) * (chain - 1)
+    else:
+        with pytest.raises(CompositionTooLargeError, match="5,000,001 states, more than the 5,000,000"):
+            compose_passes([first, second], symbols)
+        with pytest.raises(CompositionTooLargeError, match="5,000,001 states, more than the 5,000,000"):
+            one_pass.pass_transducer(1)
+
+
+def test_a_compiled_program_says_how_long_compiling_took():
+    """`Compiled.seconds` (public): the time compile_program took, within the time
+    measured around the call."""
+    import time
+
+    began = time.perf_counter()
+    compiled = compile_program(EDGE_PROGRAMS["copies-from-both-sides"], EDGE_ALPHABET, FEATURES)
+    elapsed = time.perf_counter() - began
+    assert 0 < compiled.seconds <= elapsed
+
+
+def test_annotated_symbols_are_named_after_their_pass():
+    """The symbols between a pass's two stages (shown in exported symbol files) carry
+    the pass's number, 1-based like `stage_pass`: `a<p2:0.1>`, `<s><p2:0>`."""
+    program = Program((
+        Pass((Rule((IsToken("t", 1),), ReplaceBy("a", ("i",))),)),
+        Pass((Rule((IsToken(BOUNDARY, 1),), Delete()),)),
+    ))
+    trans = compile_program(program, EDGE_ALPHABET, FEATURES).transducers
+    assert trans.stage_pass == (1, 1, 2, 2)  # both passes look right: annotator, decider
+    names = dict(trans.symbols)
+    for k in (0, 2):
+        annotator, number = trans.stages[k], trans.stage_pass[k]
+        written = {names[arc.olabel] for state in annotator.states() for arc in annotator.arcs(state) if arc.olabel}
+        assert written and all(f"<p{number}:" in name for name in written), (number, sorted(written)[:5])
+        assert any(name.startswith(f"<s><p{number}:") for name in written)
+
+
+def test_arc_counts_and_the_token_symbol_table():
+    """arc_count (public) counts every arc of every state; token_symbols is the table a
+    user's words are written in: epsilon and the word tokens, with the labels the
+    transducers use, and nothing internal."""
+    from fstsynth.compiler import arc_count
+
+    first, second, _ = _a_to_b(7, 3)
+    assert (arc_count(first), arc_count(second)) == (6, 1)
+    trans = compile_program(EDGE_PROGRAMS["tags-read-by-the-next-pass-on-either-side"], EDGE_ALPHABET,
+                            FEATURES).transducers
+    for stage in trans.stages:
+        assert arc_count(stage) == sum(1 for state in stage.states() for _ in stage.arcs(state)) > 0
+    table = trans.token_symbols()
+    assert dict(table) == {0: "<eps>", **{label: tok for tok, label in trans.labels.items()}}
+    # The alphabet, the token the program inserts, UNK; the annotated symbols are not in it.
+    assert set(trans.tokens) == set(EDGE_ALPHABET) | {"p", "<unk>"} and len(dict(trans.symbols)) > len(dict(table))
+
+
+def test_many_one_state_passes_are_composed():
+    """The size bound counts a pass of one state as one: a cascade of 24 one-state
+    passes (2**24 > 5,000,000 were each counted as two) is composed."""
+    import pynini
+
+    symbols = pynini.SymbolTable()
+    for label, name in enumerate(("<eps>", "a", "b")):
+        symbols.add_symbol(name, label)
+    a_to_b = fst_from_arcs(1, 0, [0], np.array([0]), np.array([1]), np.array([2]), np.array([0]))
+    b_to_b = fst_from_arcs(1, 0, [0], np.array([0]), np.array([2]), np.array([2]), np.array([0]))
+    cascade = compose_passes([a_to_b] + [b_to_b] * 23, symbols)
+    assert transduce(cascade, {"a": 1, "b": 2}, {1: "a", 2: "b"}, ("a", "a", "a")) == ("b", "b", "b")

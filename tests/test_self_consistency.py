@@ -5,14 +5,18 @@ count."""
 
 from __future__ import annotations
 
+import functools
 import random
 
 import pytest
 
+from conftest import in_workers
 from fstsynth.compiler import compile_program
 from fstsynth.dsl import from_json
 from fstsynth.interpreter import run
 from fstsynth.random_programs import ALPHABET, FEATURES, learn_back, random_program, random_word
+
+SEEDS = range(6)
 
 
 def training_pairs(seed: int, n_train: int = 40):
@@ -23,9 +27,17 @@ def training_pairs(seed: int, n_train: int = 40):
     return program, [(w, run(program, w, FEATURES)) for w in words]
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_learns_back_random_one_pass_programs(seed):
-    report = learn_back(seed, passes=1, max_rules=2, max_conjuncts=1, n_train=40, n_heldout=50)
+@pytest.fixture(scope="module")
+def reports():
+    """Each seed's `learn_back` report (the six learns are independent: two at a time
+    where there are two cores), or its error, raised in that seed's test."""
+    learn = functools.partial(learn_back, passes=1, max_rules=2, max_conjuncts=1, n_train=40, n_heldout=50)
+    return dict(zip(SEEDS, in_workers(learn, SEEDS)))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_learns_back_random_one_pass_programs(seed, reports):
+    report = reports[seed].result()
     assert report["train_reproduced"] and report["learner_count_right"], report
     learned = from_json(report["learned_json"])
     _, pairs = training_pairs(seed)
@@ -38,5 +50,5 @@ def test_learns_back_random_one_pass_programs(seed):
 def test_the_random_programs_do_change_words():
     # Guards the test above against being vacuous: the same seeds' programs must
     # change some of their training words.
-    changed = sum(any(s != t for s, t in training_pairs(seed)[1]) for seed in range(6))
+    changed = sum(any(s != t for s, t in training_pairs(seed)[1]) for seed in SEEDS)
     assert changed >= 4
