@@ -330,3 +330,16 @@ def test_many_one_state_passes_are_composed():
     b_to_b = fst_from_arcs(1, 0, [0], np.array([0]), np.array([2]), np.array([2]), np.array([0]))
     cascade = compose_passes([a_to_b] + [b_to_b] * 23, symbols)
     assert transduce(cascade, {"a": 1, "b": 2}, {1: "a", 2: "b"}, ("a", "a", "a")) == ("b", "b", "b")
+
+
+def test_a_pass_states_bound_bounds_its_composed_transducer():
+    """pass_states_bound(k) (what the report checks before composing a pass) is the
+    product of pass k's stages' states, so at least the states of its composition."""
+    import math
+
+    program = EDGE_PROGRAMS["tags-read-by-the-next-pass-on-either-side"]
+    trans = compile_program(program, EDGE_ALPHABET, FEATURES).transducers
+    for k in sorted(set(trans.stage_pass)):
+        stages = [fst.num_states() for fst, p in zip(trans.stages, trans.stage_pass) if p == k]
+        bound = trans.pass_states_bound(k)
+        assert bound == math.prod(stages) >= trans.pass_transducer(k).num_states() > 0, (k, stages)
