@@ -4,6 +4,8 @@ Public API:
     Example, align_pair(source, target, ...), examples_from_pair(source, target, ...)
     is_vowel(token, features), with_vowel_classes(features, tokens)
     learn_affinity(pairs, features, mode) -> Affinity
+    token_scorer(source, target, vowels, affinity), deletions_first(source, columns)
+        (shared with `fstsynth.chunks`)
 
 An `Example` says what one source position must produce: the start position (-1) gets
 the tokens before the first aligned source token (a prefix); every source token gets its
@@ -121,7 +123,7 @@ SAME_BASE = 0.5
 TIE_BREAK = 0.001
 
 
-def _scorer(
+def token_scorer(
     a: Sequence[Token], b: Sequence[Token], vowels: frozenset[Token], affinity: _FrozenAffinity
 ) -> dict:
     learned = {(x, y): v for x, y, v in affinity}
@@ -159,7 +161,7 @@ def _encode(source: Word, target: Word, vowels: frozenset[Token], affinity: _Fro
     """lingpy reads "-" as a gap: hand it safe stand-ins for the tokens."""
     vocab = sorted(set(source) | set(target))
     code = {tok: f"t{k}" for k, tok in enumerate(vocab)}
-    scores = _scorer(source, target, vowels, affinity)
+    scores = token_scorer(source, target, vowels, affinity)
     a = [code[t] for t in source]
     b = [code[t] for t in target]
     return a, b, {(code[x], code[y]): v for (x, y), v in scores.items()}
@@ -234,8 +236,8 @@ def align_pair(
         columns = _global(source, target, vowels, frozen)
     else:
         raise ValueError(f"alignment mode must be 'global' or 'local', not {mode!r}")
-    scores = _scorer(source, target, vowels, frozen)
-    columns = _deletions_first(source, _first_takes_it(source, target, columns, scores))
+    scores = token_scorer(source, target, vowels, frozen)
+    columns = deletions_first(source, _first_takes_it(source, target, columns, scores))
     return _give_leads(source, target, columns, leads) if leads else columns
 
 
@@ -361,7 +363,7 @@ def _first_takes_it(
     return _settle(columns, swap)
 
 
-def _deletions_first(source: Word, columns: _Columns) -> _Columns:
+def deletions_first(source: Word, columns: _Columns) -> _Columns:
     """The same alignment with, in every run of identical source tokens, the deleted
     ones first: `r r` -> `r` is always aligned r:-, r:r (never r:r, r:-, which scores the
     same). The aligner breaks such ties by the rest of the word, so without this one

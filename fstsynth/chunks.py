@@ -39,7 +39,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from fstsynth.alignment import Affinity, Leads, _deletions_first, _scorer, align_pair, is_vowel
+from fstsynth.alignment import Affinity, Leads, deletions_first, token_scorer, align_pair, is_vowel
 from fstsynth.types import Features, Token, Word
 
 #: Target tokens one source token may write (2: a letter written as two, `x` -> `k s`).
@@ -74,7 +74,7 @@ class _Prior:
         tgt = sorted({y for _, t in pairs for y in t})
         vowels = frozenset(tok for tok in set(src) | set(tgt) if is_vowel(tok, features))
         frozen = tuple(sorted((x, y, v) for (x, y), v in (affinity or {}).items() if x != y))
-        scores = _scorer(src, tgt, vowels, frozen) if src and tgt else {}
+        scores = token_scorer(src, tgt, vowels, frozen) if src and tgt else {}
         self.uniform = 1.0 / max(1, len(tgt))
         self.write: dict[Token, dict[Token, float]] = {}
         for x in src:
@@ -325,7 +325,7 @@ def columns_of_chunks(source: Word, chunks: Sequence[Word]) -> _Columns:
         else:
             columns.extend((None, j + d) for d in range(len(chunk)))
         j += len(chunk)
-    return _deletions_first(source, tuple(columns))
+    return deletions_first(source, tuple(columns))
 
 
 def chunk_alignments(

@@ -73,11 +73,11 @@ def test_an_accented_letter_aligns_with_its_plain_letter(mode):
 def test_tokens_that_are_only_diacritics_share_no_letter():
     # Acute and grave as tokens of their own (stress marks): no letter in common, so
     # they score as two different non-vowels, not as one letter with two accents.
-    from fstsynth.alignment import SAME_BASE, _scorer
+    from fstsynth.alignment import SAME_BASE, token_scorer
 
     acute, grave = "\u0301", "\u0300"
-    assert _scorer([acute], [grave], frozenset(), ())[(acute, grave)] == -0.3
-    assert _scorer(["é"], ["e"], frozenset({"é", "e"}), ())[("é", "e")] == SAME_BASE
+    assert token_scorer([acute], [grave], frozenset(), ())[(acute, grave)] == -0.3
+    assert token_scorer(["é"], ["e"], frozenset({"é", "e"}), ())[("é", "e")] == SAME_BASE
 
 
 @pytest.mark.parametrize(
