@@ -302,6 +302,12 @@ def _plain_reads(m: PassMachine, syms: _Symbols) -> _Read:
     return _Read(labels, tok, tag, cls, mask, [{} for _ in range(len(labels))])
 
 
+#: Mask words a pass's decider works on at once (left states x read symbols x mask
+#: words): bounds its memory (4,000,000 words, 32 MB, per array); a bigger pass is
+#: decided a block of read symbols at a time, with the same transducer.
+DECIDER_BLOCK_CELLS = 4_000_000
+
+
 def _decider(
     m: PassMachine,
     reads: _Read,
@@ -348,7 +354,7 @@ def _decider(
     )
     src_parts, il_parts, ol_parts, dst_parts, tail_parts = [], [], [], [], []
     # Decisions of every (left state, read symbol), a block of symbols at a time.
-    block = max(1, 4_000_000 // max(1, lefts * t.left_mask.shape[1]))
+    block = max(1, DECIDER_BLOCK_CELLS // max(1, lefts * t.left_mask.shape[1]))
     lam = np.arange(lefts)
     for lo in range(0, count, block):
         check_deadline(deadline)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pynini
 import pytest
 
 from fstsynth.bimachine import from_words, group_rows, lowest_rule, mask_words, to_words
@@ -203,13 +204,34 @@ def test_constructs_at_the_edges_of_the_word_agree_on_every_short_word(name):
 
 def test_compiled_programs_are_frozen_records():
     """A compiled program, its transducers and its machines are shared (a model's pairs,
-    worker processes): none can be changed after compiling."""
+    worker processes): none can be changed after compiling. The compiled program and its
+    transducers hold FSTs, which cannot be hashed: they are compared and hashed by
+    identity, so that they can still be kept in sets and cache keys."""
     import dataclasses
 
     compiled = compile_program(EDGE_PROGRAMS["copy-of-the-token-itself-everywhere"], EDGE_ALPHABET, FEATURES)
     for record, field in ((compiled, "tokens"), (compiled.transducers, "tokens"), (compiled.machines[0], "tokens")):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(record, field, ())
+    again = compile_program(EDGE_PROGRAMS["copy-of-the-token-itself-everywhere"], EDGE_ALPHABET, FEATURES)
+    assert len({compiled, compiled.transducers, again, again.transducers}) == 4
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_PROGRAMS))
+def test_a_decider_built_block_by_block_is_the_same_transducer(name, monkeypatch):
+    """A pass too big to decide at once (`compiler.DECIDER_BLOCK_CELLS` mask words) is
+    decided a few read symbols at a time: down to one symbol per block, the stages are
+    the same transducers (up to the numbering of the output chains' states, which
+    follows the order outputs are first met)."""
+    import fstsynth.compiler as compiler_module
+
+    program = EDGE_PROGRAMS[name]
+    whole = compile_program(program, EDGE_ALPHABET, FEATURES).transducers.stages
+    monkeypatch.setattr(compiler_module, "DECIDER_BLOCK_CELLS", 1)
+    by_symbol = compile_program(program, EDGE_ALPHABET, FEATURES).transducers.stages
+    assert len(by_symbol) == len(whole)
+    for k, (one, other) in enumerate(zip(whole, by_symbol)):
+        assert pynini.isomorphic(one, other), (name, k)
 
 
 def test_the_empty_program_is_the_identity_on_every_token():
