@@ -83,28 +83,45 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
         results = [learn_variant(all_pairs, features, replace(options, variant=v)) for v in AUTO_ORDER]
         rank = min(range(len(results)), key=lambda r: (results[r].program.rule_count, r))
         return results[rank].program, AUTO_ORDER[rank], None
-    scores = []  # (held-out rows right, rules of each split's program)
-    for variant in AUTO_ORDER:
-        opts = replace(options, variant=variant)
+    def cross_validate(opts):
         held, rules = 0, []
         for train, test in splits:
             part = learn_variant(train, features, opts)
             held += sum(run(part.program, src, features) == tgt for src, tgt in test)
             rules.append(part.program.rule_count)
-        scores.append((held, rules))
-        if held == tested:
+        return held, rules
+
+    def one_standard_error(scores):
+        most = max(held for held, _ in scores)
+        band = math.sqrt(most * (tested - most) / tested)
+        within = [r for r, (held, _) in enumerate(scores) if held >= most - band]
+        shortest = min(within, key=lambda r: (sum(scores[r][1]), r))
+        shortest_rules = scores[shortest][1]
+        rank = min(
+            r for r in within
+            if not (all(a <= b for a, b in zip(shortest_rules, scores[r][1])) and shortest_rules != scores[r][1])
+        )
+        return rank, within, most + band
+
+    scores = []  # (held-out rows right, rules of each split's program)
+    for variant in AUTO_ORDER:
+        scores.append(cross_validate(replace(options, variant=variant)))
+        if scores[-1][0] == tested:
             break
-    most = max(held for held, _ in scores)
-    band = math.sqrt(most * (tested - most) / tested)
-    within = [r for r, (held, _) in enumerate(scores) if held >= most - band]
-    shortest = min(within, key=lambda r: (sum(scores[r][1]), r))
-    shortest_rules = scores[shortest][1]
-    rank = min(
-        r for r in within
-        if not (all(a <= b for a, b in zip(shortest_rules, scores[r][1])) and shortest_rules != scores[r][1])
-    )
-    result = learn_variant(all_pairs, features, replace(options, variant=AUTO_ORDER[rank]))
-    return result.program, AUTO_ORDER[rank], scores[rank][0] / tested
+    rank, within, beyond = one_standard_error(scores)
+    chosen = replace(options, variant=AUTO_ORDER[rank])
+    if options.chunks == "cv" and max(held for held, _ in scores) < tested:
+        # Each variant within the band is tried aligned by chunks; the best of those (by
+        # the same rule) is taken where it predicts more held-out rows beyond one standard
+        # error, or as many (some) with fewer rules on every split.
+        chunked = [replace(options, variant=AUTO_ORDER[r], chunks="on") for r in within]
+        chunk_scores = [cross_validate(opts) for opts in chunked]
+        best, _, _ = one_standard_error(chunk_scores)
+        (held, rules), (word_held, word_rules) = chunk_scores[best], scores[rank]
+        if held > beyond or (held >= word_held > 0 and all(a < b for a, b in zip(rules, word_rules))):
+            chosen, scores, rank = chunked[best], chunk_scores, best
+    result = learn_variant(all_pairs, features, chosen)
+    return result.program, chosen.variant, scores[rank][0] / tested
 
 
 @pytest.mark.parametrize("order", [("token", "feature"), ("nofeature", "feature")])
