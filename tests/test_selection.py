@@ -83,28 +83,45 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
         results = [learn_variant(all_pairs, features, replace(options, variant=v)) for v in AUTO_ORDER]
         rank = min(range(len(results)), key=lambda r: (results[r].program.rule_count, r))
         return results[rank].program, AUTO_ORDER[rank], None
-    scores = []  # (held-out rows right, rules of each split's program)
-    for variant in AUTO_ORDER:
-        opts = replace(options, variant=variant)
+    def cross_validate(opts):
         held, rules = 0, []
         for train, test in splits:
             part = learn_variant(train, features, opts)
             held += sum(run(part.program, src, features) == tgt for src, tgt in test)
             rules.append(part.program.rule_count)
-        scores.append((held, rules))
-        if held == tested:
+        return held, rules
+
+    def one_standard_error(scores):
+        most = max(held for held, _ in scores)
+        band = math.sqrt(most * (tested - most) / tested)
+        within = [r for r, (held, _) in enumerate(scores) if held >= most - band]
+        shortest = min(within, key=lambda r: (sum(scores[r][1]), r))
+        shortest_rules = scores[shortest][1]
+        rank = min(
+            r for r in within
+            if not (all(a <= b for a, b in zip(shortest_rules, scores[r][1])) and shortest_rules != scores[r][1])
+        )
+        return rank, within, most + band
+
+    scores = []  # (held-out rows right, rules of each split's program)
+    for variant in AUTO_ORDER:
+        scores.append(cross_validate(replace(options, variant=variant)))
+        if scores[-1][0] == tested:
             break
-    most = max(held for held, _ in scores)
-    band = math.sqrt(most * (tested - most) / tested)
-    within = [r for r, (held, _) in enumerate(scores) if held >= most - band]
-    shortest = min(within, key=lambda r: (sum(scores[r][1]), r))
-    shortest_rules = scores[shortest][1]
-    rank = min(
-        r for r in within
-        if not (all(a <= b for a, b in zip(shortest_rules, scores[r][1])) and shortest_rules != scores[r][1])
-    )
-    result = learn_variant(all_pairs, features, replace(options, variant=AUTO_ORDER[rank]))
-    return result.program, AUTO_ORDER[rank], scores[rank][0] / tested
+    rank, within, beyond = one_standard_error(scores)
+    chosen = replace(options, variant=AUTO_ORDER[rank])
+    if options.chunks == "cv" and max(held for held, _ in scores) < tested:
+        # Each variant within the band is tried aligned by chunks; the best of those (by
+        # the same rule) is taken where it predicts more held-out rows beyond one standard
+        # error, or as many (some) with fewer rules on every split.
+        chunked = [replace(options, variant=AUTO_ORDER[r], chunks="on") for r in within]
+        chunk_scores = [cross_validate(opts) for opts in chunked]
+        best, _, _ = one_standard_error(chunk_scores)
+        (held, rules), (word_held, word_rules) = chunk_scores[best], scores[rank]
+        if held > beyond or (held >= word_held > 0 and all(a < b for a, b in zip(rules, word_rules))):
+            chosen, scores, rank = chunked[best], chunk_scores, best
+    result = learn_variant(all_pairs, features, chosen)
+    return result.program, chosen.variant, scores[rank][0] / tested
 
 
 @pytest.mark.parametrize("order", [("token", "feature"), ("nofeature", "feature")])
@@ -231,3 +248,67 @@ def test_auto_prefers_the_clearly_shorter_program_within_one_standard_error(monk
     monkeypatch.setattr(learner, "_fold", fold)
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
     assert (result.variant, result.held_out) == (chosen, held_out)
+
+
+
+@pytest.mark.parametrize(
+    "chunk_scores, held_out",
+    [
+        # Held-out rows right on each of 3 splits of 100 rows and rules of each split's
+        # program, of the chunk tries; word by word, token has 78 (chosen) and feature 75
+        # (within one standard error, 7.6 rows: both are tried aligned by chunks).
+        # As many held-out rows or more, fewer rules on every split: the chunk alignment.
+        ({"token": (27, [19, 12, 23]), "feature": (25, [19, 12, 23])}, 81),
+        # Fewer rules on some splits only: what the alignment does to a program's length.
+        ({"token": (27, [27, 22, 23]), "feature": (25, [27, 22, 23])}, 78),
+        # Beyond one standard error of the best word by word: taken, longer or not.
+        ({"token": (29, [30, 30, 30]), "feature": (25, [30, 30, 30])}, 87),
+        # Within it and behind: word by word, however short.
+        ({"token": (25, [10, 10, 10]), "feature": (20, [10, 10, 10])}, 78),
+        # The best chunk try by the one-standard-error rule is the one compared: here
+        # feature's (within the band of token's, and clearly shorter); token's would not
+        # be taken (84 is not beyond 78 + 7.6, and no shorter).
+        ({"token": (28, [27, 22, 26]), "feature": (27, [19, 12, 23])}, 81),
+    ],
+)
+def test_auto_takes_the_chunk_alignment_where_it_generalizes_better_or_as_well_and_shorter(
+    monkeypatch, chunk_scores, held_out
+):
+    from fstsynth.synthesis import learner
+
+    word_scores = {"token": (26, [27, 22, 26]), "feature": (25, [27, 22, 26])}
+    monkeypatch.setattr(learner, "AUTO_ORDER", ("token", "feature"))
+    monkeypatch.setattr(
+        learner, "cv_splits", lambda pairs, k, rows: [(list(pairs), [split] * 100) for split in range(3)]
+    )
+
+    def fold(train, test, features, options, deadline):
+        held, rules = (chunk_scores if options.chunks == "on" else word_scores)[options.variant]
+        return held, {}, rules[test[0]]
+
+    monkeypatch.setattr(learner, "_fold", fold)
+    result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
+    assert result.held_out == held_out / 300
+
+
+def test_auto_takes_no_chunk_alignment_on_a_tie_where_no_held_out_row_is_right(monkeypatch):
+    from fstsynth.synthesis import learner
+
+    monkeypatch.setattr(learner, "AUTO_ORDER", ("token", "feature"))
+    monkeypatch.setattr(
+        learner, "cv_splits", lambda pairs, k, rows: [(list(pairs), [split] * 100) for split in range(3)]
+    )
+    chunked = []
+
+    def fold(train, test, features, options, deadline):
+        if options.chunks == "on":
+            chunked.append(options.variant)
+            return 0, {}, [19, 12, 23][test[0]]
+        return 0, {}, [27, 22, 26][test[0]]
+
+    monkeypatch.setattr(learner, "_fold", fold)
+    tried = []
+    real = learner.learn_variant
+    monkeypatch.setattr(learner, "learn_variant", lambda *args: tried.append(args[2].chunks) or real(*args))
+    result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
+    assert chunked and result.held_out == 0 and tried == ["cv"]
