@@ -28,7 +28,7 @@ from fstsynth.errors import UserError
 from fstsynth.fileio import completed_writes, interrupted_summary, raise_if_interrupted
 
 if TYPE_CHECKING:
-    from fstsynth.stream import Block, ByteApplier
+    from fstsynth.stream import Block, ByteApplier, CompiledApplier
 
 #: Exit codes: a user error (and a usage error), `--check` finding a mismatch, a closed
 #: output pipe (as a shell reports SIGPIPE), Ctrl-C.
@@ -209,7 +209,7 @@ def _splitter(alphabet: Iterable[str]) -> Callable[[str], tuple[str, ...]]:
 
 
 def _stdin_words(
-    read: Iterable["Block"], fast: "ByteApplier | None" = None, unseen: Counter | None = None
+    read: Iterable["Block"], fast: "ByteApplier | CompiledApplier | None" = None, unseen: Counter | None = None
 ) -> Iterator[List[str]]:
     """The words of blocks of lines read from standard input: a line starting with `#`
     is a comment, as in a TSV (skipped); of a TSV line, `source<TAB>target`, the source
