@@ -41,6 +41,7 @@ typedef struct {
     int32_t *template_kind;
     int32_t *template_value;
     int32_t *out_tag;        /* rules + 1 */
+    Py_ssize_t widest;       /* the most items of any template */
 } Pass;
 
 /* A growable int32 array. */
@@ -55,6 +56,7 @@ typedef struct {
     Pass *passes;
     char *text;              /* the tokens' bytes, one after the other */
     Py_ssize_t *text_start;  /* tokens + 1 */
+    Py_ssize_t longest;      /* the most bytes of any token */
     unsigned char *seen;
     int32_t *slots;          /* hash table: token index + 1, 0 empty */
     size_t slot_mask;
@@ -163,6 +165,10 @@ static int read_pass(Pass *p, PyObject *d, int tokens, int tags_expected) {
         if (kind != CONSTANT && kind != OFFSET) return damaged("template kinds");
         if (kind == CONSTANT && (value < 0 || value >= tokens)) return damaged("template tokens");
     }
+    p->widest = 0;
+    for (Py_ssize_t k = 0; k < 2 * decisions; k++)
+        if (p->template_start[k + 1] - p->template_start[k] > p->widest)
+            p->widest = p->template_start[k + 1] - p->template_start[k];
     if (!(p->out_tag = get_array(d, "out_tag", decisions, 4))) return -1;
     if (!in_range(p->out_tag, decisions, 0, next_tags)) return damaged("output tags");
     return next_tags;
@@ -225,6 +231,10 @@ static int Walker_init(Walker *self, PyObject *args, PyObject *kwds) {
         at += n;
     }
     self->text_start[count] = at;
+    self->longest = 0;
+    for (Py_ssize_t i = 0; i < count; i++)
+        if (self->text_start[i + 1] - self->text_start[i] > self->longest)
+            self->longest = self->text_start[i + 1] - self->text_start[i];
     Py_ssize_t npasses = PyList_GET_SIZE(passes);
     self->passes = PyMem_Calloc(npasses ? (size_t)npasses : 1, sizeof(Pass));
     if (!self->passes) { PyErr_NoMemory(); return -1; }
@@ -262,9 +272,10 @@ static inline int32_t decide(const uint64_t *a, const uint64_t *b, const uint64_
 }
 
 /* Write template `t`'s items for the position `at` (-1: the start position) of a word
- * of `n` tokens `ids`. */
-static inline int emit(Walker *self, const Pass *p, int32_t t, Py_ssize_t at, const int32_t *ids, Py_ssize_t n,
-                       int32_t tag) {
+ * of `n` tokens `ids` at out_ids / out_tags[*used] (room reserved by the caller). */
+static inline int emit(const Pass *p, int32_t t, Py_ssize_t at, const int32_t *ids, Py_ssize_t n, int32_t tag,
+                       int32_t *out_ids, int32_t *out_tags, Py_ssize_t *used) {
+    Py_ssize_t u = *used;
     for (int32_t k = p->template_start[t]; k < p->template_start[t + 1]; k++) {
         int32_t value = p->template_value[k];
         if (p->template_kind[k] == OFFSET) {
@@ -272,8 +283,10 @@ static inline int emit(Walker *self, const Pass *p, int32_t t, Py_ssize_t at, co
             if (read < 0 || read >= n) return damaged("a template reads outside the word");
             value = ids[read];
         }
-        if (ints_push(&self->out_ids, value) < 0 || ints_push(&self->out_tags, tag) < 0) return -1;
+        out_ids[u] = value;
+        out_tags[u++] = tag;
     }
+    *used = u;
     return 0;
 }
 
@@ -295,20 +308,24 @@ static int walk_pass(Walker *self, const Pass *p) {
     } else {
         for (Py_ssize_t i = 0; i < n; i++) rho[i] = state;
     }
-    self->out_ids.n = self->out_tags.n = 0;
+    /* Room for the most any template writes, at every position and the start. */
+    Py_ssize_t room = (n + 1) * p->widest, used = 0;
+    if (ints_reserve(&self->out_ids, room) < 0 || ints_reserve(&self->out_tags, room) < 0) return -1;
+    int32_t *out_ids = self->out_ids.v, *out_tags = self->out_tags.v;
     int32_t left = p->left_start;
     int32_t d = decide(p->left_mask + (Py_ssize_t)left * words, p->start_mask,
                        p->right_mask + (Py_ssize_t)state * words, words, p->rules);
     if (d > p->rules) return damaged("a decision outside the rules");
-    if (emit(self, p, p->rules + 1 + d, -1, ids, n, p->out_tag[d]) < 0) return -1;
+    if (emit(p, p->rules + 1 + d, -1, ids, n, p->out_tag[d], out_ids, out_tags, &used) < 0) return -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         int32_t c = cls[i];
         d = decide(p->left_mask + (Py_ssize_t)left * words, p->class_mask + (Py_ssize_t)c * words,
                    p->right_mask + (Py_ssize_t)rho[i] * words, words, p->rules);
         if (d > p->rules) return damaged("a decision outside the rules");
-        if (emit(self, p, d, i, ids, n, p->out_tag[d]) < 0) return -1;
+        if (emit(p, d, i, ids, n, p->out_tag[d], out_ids, out_tags, &used) < 0) return -1;
         left = p->left_next[(Py_ssize_t)left * p->classes + c];
     }
+    self->out_ids.n = self->out_tags.n = used;
     /* The output is the next pass's input. */
     Ints swap = self->ids;
     self->ids = self->out_ids;
@@ -325,7 +342,7 @@ typedef struct {
     Py_ssize_t n, cap;
 } Buffer;
 
-static int buffer_put(Buffer *b, const char *s, Py_ssize_t n) {
+static int buffer_reserve(Buffer *b, Py_ssize_t n) {
     if (b->n + n > b->cap) {
         Py_ssize_t cap = b->cap ? b->cap : 4096;
         while (cap < b->n + n) cap *= 2;
@@ -334,8 +351,6 @@ static int buffer_put(Buffer *b, const char *s, Py_ssize_t n) {
         b->v = v;
         b->cap = cap;
     }
-    memcpy(b->v + b->n, s, (size_t)n);
-    b->n += n;
     return 0;
 }
 
@@ -397,13 +412,20 @@ static PyObject *Walker_apply_block(Walker *self, PyObject *args) {
         for (int k = 0; k < self->npasses; k++)
             if (walk_pass(self, &self->passes[k]) < 0) goto done;
         Py_ssize_t n = self->ids.n;
+        if (buffer_reserve(&out, n * (self->longest + sep.len) + 1) < 0) goto done;
+        char *o = out.v + out.n;
         for (Py_ssize_t i = 0; i < n; i++) {
             int32_t id = self->ids.v[i];
-            Py_ssize_t a = self->text_start[id];
-            if (buffer_put(&out, self->text + a, self->text_start[id + 1] - a) < 0) goto done;
-            if (i + 1 < n && buffer_put(&out, sep.buf, sep.len) < 0) goto done;
+            Py_ssize_t a = self->text_start[id], size = self->text_start[id + 1] - a;
+            memcpy(o, self->text + a, (size_t)size);
+            o += size;
+            if (i + 1 < n) {
+                memcpy(o, sep.buf, (size_t)sep.len);
+                o += sep.len;
+            }
         }
-        if (buffer_put(&out, "\n", 1) < 0) goto done;
+        *o++ = '\n';
+        out.n = o - out.v;
         s = eol + 1;
         line++;
     }

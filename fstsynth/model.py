@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import json
 import logging
 import time
@@ -67,6 +66,16 @@ from fstsynth.tables import UNK, Outputs, Tables
 from fstsynth.tables import Error as TablesError
 from fstsynth.progress import report
 from fstsynth.types import Features, Token, Word
+
+try:
+    # CPython's own SHA-256 (as `random` takes its SHA-512): `hashlib` loads OpenSSL,
+    # about 8 ms of every command's start-up, for model files of a few hundred KB.
+    from _sha256 import sha256 as _sha256  # Python 3.11
+except ImportError:  # pragma: no cover - other versions and implementations
+    try:
+        from _sha2 import sha256 as _sha256  # Python 3.12 and later
+    except ImportError:
+        from hashlib import sha256 as _sha256
 
 if TYPE_CHECKING:
     import pynini
@@ -171,9 +180,14 @@ def _read_far(path: Path, sha256: str) -> dict:
     return read_far(path, sha256=sha256)
 
 
+def _digest(data: bytes) -> str:
+    """The SHA-256 of `data`, in hex."""
+    return _sha256(data).hexdigest()
+
+
 def _sha256_of(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return _digest(path.read_bytes())
     except OSError:
         return None
 
@@ -473,7 +487,7 @@ class Model:
                 # Every pair is compiled over the problem's alphabet: one token table.
                 first.token_symbols().write_text(str(tmp / SYMBOLS_TXT))
             files = {
-                name: hashlib.sha256((tmp / name).read_bytes()).hexdigest()
+                name: _digest((tmp / name).read_bytes())
                 for name in (MODEL_FAR, MODEL_TABLES, SYMBOLS_TXT)
                 if (tmp / name).exists()
             }
@@ -664,7 +678,7 @@ def _load(stable: Path, directory: Path) -> Model:
             f"{json_path}: model format version {version} is newer than this fstsynth "
             f"supports ({FORMAT_VERSION}); upgrade fstsynth"
         )
-    reader = _Reader(stable, json_path, hashlib.sha256(data).hexdigest(), directory)
+    reader = _Reader(stable, json_path, _digest(data), directory)
     try:
         return _model_from_json(reader, doc, version)
     except (Error, _Changed):
@@ -697,7 +711,7 @@ class _Reader:
             raise Error(f"{path}: missing {what}") from None
         except OSError as exc:
             raise Error(f"{path}: cannot read: {exc.strerror or exc}") from None
-        if hashlib.sha256(data).hexdigest() != sha256:
+        if _digest(data) != sha256:
             self.unchanged()
             raise Error(f"{path}: damaged (checksum does not match model.json)")
         return data
