@@ -3,7 +3,7 @@ bounded by a batch and writes its first outputs before the input has ended.
 
 Public API:
     line_batches(stream, *, chunk=CHUNK_BYTES, name="<stdin>") -> Iterator[list[str]]
-    blocks(stream, *, chunk=CHUNK_BYTES) -> Iterator[Block]; Block.lines(name) -> list[str]
+    blocks(stream, *, chunk=CHUNK_BYTES, on_read=None) -> Iterator[Block]; Block.lines(name) -> list[str]
     ByteApplier(model, alphabet, sep), ByteApplier.apply(block) -> Applied | None
     CompiledApplier(model, alphabet, sep, walker), CompiledApplier.apply(block) -> Applied | None
     byte_applier(model, alphabet, sep, encoding) -> CompiledApplier | ByteApplier | None
@@ -72,17 +72,24 @@ class Block:
         return _decode(self.data, self.line, name, self.first)
 
 
-def blocks(stream: BinaryIO, *, chunk: int = CHUNK_BYTES) -> Iterator[Block]:
+def blocks(
+    stream: BinaryIO, *, chunk: int = CHUNK_BYTES, on_read: Callable[[int], None] | None = None
+) -> Iterator[Block]:
     """The complete lines of a byte stream, a block at a time (see the module
-    docstring); a last line without a newline gets one."""
+    docstring); a last line without a newline gets one. `on_read`: called after each
+    read with the number of bytes read so far."""
     read = getattr(stream, "read1", stream.read)
     pending: list[bytes] = []  # the start of a line longer than what was read so far
     lines_before = 0
     first = True
+    total = 0
     while True:
         data = read(chunk)
         if not data:
             break
+        if on_read is not None:
+            total += len(data)
+            on_read(total)
         end = data.rfind(b"\n")
         if end < 0:
             pending.append(data)

@@ -110,6 +110,42 @@ def test_with_the_compiled_walker_apply_reads_many_words_without_numpy(plural_mo
     assert "numpy" not in modules and "fstsynth._walk" in modules
 
 
+def test_apply_starts_the_memory_watchdog_once_its_input_or_model_is_large(plural_model):
+    """The watchdog (a process of its own) would cost a short `apply` a sixth of its
+    time: `apply` starts it once it has read WATCH_BYTES of input, or before loading a
+    model at least that large (here WATCH_BYTES is set just above, then at, the model's
+    size)."""
+    from fstsynth.lean_cli import _model_bytes
+
+    size = _model_bytes(plural_model)
+    assert size > 0
+
+    def run(watch_bytes: int, stdin: str) -> tuple[str, int]:
+        code = (
+            "import sys\n"
+            "import fstsynth.guard as g, fstsynth.lean_cli as lc\n"
+            f"lc.WATCH_BYTES = {watch_bytes}\n"
+            "real = g.start\n"
+            "def start(limit):\n"
+            "    sys.stderr.write('WATCHDOG\\n')\n"
+            "    return real(limit)\n"
+            "g.start = start\n"
+            f"sys.argv = ['fstsynth', 'apply', {str(plural_model)!r}]\n"
+            "from fstsynth.__main__ import main\n"
+            "main()\n"
+        )
+        proc = subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True, text=True,
+                              env=_env(), cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout, proc.stderr.count("WATCHDOG")
+
+    few = "k a t\n" * 10
+    many = "k a t\n" * (size // 6 + 10)  # more bytes than the model's files
+    assert run(size + 1, few) == ("k a t s\n" * 10, 0)
+    assert run(size + 1, many) == ("k a t s\n" * (size // 6 + 10), 1)
+    assert run(size, few) == ("k a t s\n" * 10, 1)
+
+
 def test_a_plain_apply_skips_typers_parser_and_matches_it(plural_model):
     """`fstsynth apply MODEL WORDS [options]` runs without typer (whose import, and
     pydantic's, is most of a one-word apply's start-up) and prints what the
