@@ -54,6 +54,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
@@ -807,20 +808,23 @@ def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Mode
         )
     name_ = doc.get("name", "")
     rows: Any = doc.get("rows", [])  # absent in models saved before it was kept
+    # (Checked a type at a time over all cells: a model keeps its thousands of training
+    # rows, and `apply` loads them too.)
     _need(
         isinstance(rows, list)
-        and all(
-            isinstance(row, list) and len(row) == len(columns)
-            and all(cell is None or isinstance(cell, str) for cell in row)
-            for row in rows
-        ),
+        and all(isinstance(row, list) and len(row) == len(columns) for row in rows)
+        and set(map(type, chain.from_iterable(rows))) <= {str, type(None)},
         json_path,
         "'rows' must list rows of one word (or null) per column",
     )
     return Model(
         tuple(columns), features, dict(opts), tuple(alphabet), pairs, name_ if isinstance(name_, str) else "",
-        rows=tuple(tuple(None if cell is None else tuple(cell.split()) for cell in row) for row in rows),
+        rows=tuple(tuple(map(_cell_tokens, row)) for row in rows),
     )
+
+
+def _cell_tokens(cell: str | None) -> Word | None:
+    return None if cell is None else tuple(cell.split())
 
 
 def _arrays(reader: _Reader, sha256: str) -> Mapping[str, Array]:
