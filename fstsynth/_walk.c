@@ -80,13 +80,14 @@ static inline int ints_push(Ints *a, int32_t x) {
     return 0;
 }
 
+#define HASH_START 1469598103934665603ULL /* FNV-1a */
+#define HASH_STEP(h, c) (((h) ^ (unsigned char)(c)) * 1099511628211ULL)
+#define HASH_END(h) ((h) ^ ((h) >> 29))
+
 static uint64_t hash_bytes(const char *s, Py_ssize_t n) {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h ^ (h >> 29);
+    uint64_t h = HASH_START;
+    for (Py_ssize_t i = 0; i < n; i++) h = HASH_STEP(h, s[i]);
+    return HASH_END(h);
 }
 
 static int damaged(const char *what) {
@@ -248,9 +249,9 @@ static int Walker_init(Walker *self, PyObject *args, PyObject *kwds) {
     return 0;
 }
 
-/* The index of token `s` (`n` bytes), or UNK's. */
-static inline int32_t lookup(Walker *self, const char *s, Py_ssize_t n) {
-    size_t slot = hash_bytes(s, n) & self->slot_mask;
+/* The index of token `s` (`n` bytes, `hash_bytes` `hash`), or UNK's. */
+static inline int32_t lookup(Walker *self, const char *s, Py_ssize_t n, uint64_t hash) {
+    size_t slot = hash & self->slot_mask;
     for (;;) {
         int32_t i = self->slots[slot];
         if (!i) return self->unk;
@@ -388,18 +389,25 @@ static PyObject *Walker_apply_block(Walker *self, PyObject *args) {
     }
     Py_ssize_t line = 0;
     while (s < end) {
-        const char *eol = memchr(s, '\n', (size_t)(end - s));
+        /* A Ctrl-C stops the walk every 4,096 lines (a block holds ~20,000 short lines). */
+        if ((line & 4095) == 0 && line && PyErr_CheckSignals() < 0) goto done;
+        /* The line's tokens, each hashed as it is scanned (the block ends with a newline). */
+        const char *eol = s;
         self->ids.n = self->tags.n = 0;
         int unseen = 0;
-        if (eol > s) {
+        if (*s != '\n') {
             for (const char *t = s;;) {
-                const char *stop = memchr(t, ' ', (size_t)(eol - t));
-                if (!stop) stop = eol;
+                const char *stop = t;
+                uint64_t hash = HASH_START;
+                while (*stop != ' ' && *stop != '\n') hash = HASH_STEP(hash, *stop++);
                 if (stop == t) goto decline; /* an empty token: spacing the caller reads */
-                int32_t id = lookup(self, t, stop - t);
+                int32_t id = lookup(self, t, stop - t, HASH_END(hash));
                 if (!self->seen[id]) unseen = 1;
                 if (ints_push(&self->ids, id) < 0 || ints_push(&self->tags, 0) < 0) goto done;
-                if (stop == eol) break;
+                if (*stop == '\n') {
+                    eol = stop;
+                    break;
+                }
                 t = stop + 1;
             }
             if (unseen) {
@@ -416,13 +424,11 @@ static PyObject *Walker_apply_block(Walker *self, PyObject *args) {
         char *o = out.v + out.n;
         for (Py_ssize_t i = 0; i < n; i++) {
             int32_t id = self->ids.v[i];
-            Py_ssize_t a = self->text_start[id], size = self->text_start[id + 1] - a;
-            memcpy(o, self->text + a, (size_t)size);
-            o += size;
-            if (i + 1 < n) {
-                memcpy(o, sep.buf, (size_t)sep.len);
-                o += sep.len;
-            }
+            /* (Byte by byte: tokens are a few bytes, shorter than a call to memcpy.) */
+            for (const char *b = self->text + self->text_start[id], *e = self->text + self->text_start[id + 1]; b < e;)
+                *o++ = *b++;
+            if (i + 1 < n)
+                for (Py_ssize_t k = 0; k < sep.len; k++) *o++ = ((const char *)sep.buf)[k];
         }
         *o++ = '\n';
         out.n = o - out.v;

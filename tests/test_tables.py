@@ -60,13 +60,17 @@ def test_a_rule_reading_far_right_along_a_tier():
     assert tables.apply_many([word] * SMALL_BATCH) == [tables.apply(word)] * SMALL_BATCH
 
 
+#: A prefix written at the start position, and a copy of the token to the left.
+START_AND_COPY = Program((
+    Pass((
+        Rule((IsToken(None, 0), IsToken("b", 1)), Insert(("p",))),
+        Rule((IsToken("t", -1),), CopyReplace(-1)),
+    )),
+))
+
+
 def test_copies_and_prefixes_at_the_start_position():
-    program = Program((
-        Pass((
-            Rule((IsToken(None, 0), IsToken("b", 1)), Insert(("p",))),
-            Rule((IsToken("t", -1),), CopyReplace(-1)),
-        )),
-    ))
+    program = START_AND_COPY
     tables = program_tables(program, ALPHABET, FEATURES)
     for word in [(), ("b", "a"), ("t", "a", "t", "i"), ("b", "t", "zz")]:
         expected = run(program, _mapped(tables, word), FEATURES)
@@ -201,12 +205,7 @@ def test_the_compiled_walker_agrees_with_the_python_walker(seed):
 
 
 def test_the_compiled_walker_refuses_damaged_tables_as_the_python_walker_does():
-    program = Program((
-        Pass((
-            Rule((IsToken(None, 0), IsToken("b", 1)), Insert(("p",))),
-            Rule((IsToken("t", -1),), CopyReplace(-1)),
-        )),
-    ))
+    program = START_AND_COPY
     tables = program_tables(program, ALPHABET, FEATURES)
     _walker(tables)
     arrays = tables.arrays()
