@@ -20,6 +20,7 @@ from conftest import DATA, ROOT
 from fstsynth.compiler import compile_program, transduce
 from fstsynth.interpreter import run
 from fstsynth.random_programs import ALPHABET, FEATURES, random_program, random_word
+from walkers import compiled_walker
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -99,8 +100,7 @@ def test_with_the_compiled_walker_apply_reads_many_words_without_numpy(plural_mo
     from fstsynth.model import load_model
 
     pm = load_model(plural_model).pair()
-    if pm.tables.compiled([True] * len(pm.tables.tokens)) is None:
-        pytest.skip("the compiled walker fstsynth._walk is not built (an optional C extension)")
+    compiled_walker(pm.tables, [True] * len(pm.tables.tokens))  # (or a skip)
     rng = random.Random(5)
     tokens = sorted(set(load_model(plural_model).alphabet))
     words = [[rng.choice(tokens) for _ in range(rng.randint(1, 8))] for _ in range(5000)]
@@ -362,9 +362,7 @@ def test_the_byte_path_prints_what_the_line_path_prints(plural_model, sep, walke
             lines.append(" ".join(word))
     applier: ByteApplier | CompiledApplier = ByteApplier(pm, alphabet, sep)
     if walker == "compiled":
-        compiled = pm.tables.compiled([t in alphabet for t in pm.tables.tokens])
-        if compiled is None:
-            pytest.skip("the compiled walker fstsynth._walk is not built (an optional C extension)")
+        compiled = compiled_walker(pm.tables, [t in alphabet for t in pm.tables.tokens])
         applier = CompiledApplier(pm, alphabet, sep, compiled)
     got = applier.apply(Block(("\n".join(lines) + "\n").encode(), 0, True))
     assert got is not None, "the byte path declined plain lines"

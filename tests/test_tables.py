@@ -15,6 +15,7 @@ from fstsynth.dsl import IsToken, Pass, Program, ReplaceBy, Rule, TierIs, CopyRe
 from fstsynth.interpreter import run
 from fstsynth.random_programs import ALPHABET, FEATURES, random_program, random_word
 from fstsynth.tables import LONG_WORD, SMALL_BATCH, UNK, Error, Tables
+from walkers import compiled_walker
 
 
 def _mapped(tables: Tables, word):
@@ -166,14 +167,9 @@ def test_tables_travel_to_worker_processes_after_a_batch():
     assert pickle.loads(pickle.dumps(tables)).apply_many(words) == expected
 
 
-def _walker(tables: Tables, seen=None):
-    """The compiled walker of `tables` (every token seen but UNK), or a skip where
-    `fstsynth._walk` is not built (it is optional: no C compiler at install)."""
-    seen = seen if seen is not None else [t != UNK for t in tables.tokens]
-    walker = tables.compiled(seen)
-    if walker is None:
-        pytest.skip("the compiled walker fstsynth._walk is not built (an optional C extension)")
-    return walker
+def _walker(tables: Tables):
+    """The compiled walker of `tables`, every token seen but UNK (or a skip: see walkers.py)."""
+    return compiled_walker(tables, [t != UNK for t in tables.tokens])
 
 
 @pytest.mark.parametrize("seed", range(64))
