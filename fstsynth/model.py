@@ -65,7 +65,6 @@ from fstsynth.errors import UserError
 from fstsynth.fileio import atomic_directory, stable_directory
 from fstsynth.tables import UNK, Outputs, Tables
 from fstsynth.tables import Error as TablesError
-from fstsynth.progress import report
 from fstsynth.types import Features, Token, Word
 
 try:
@@ -547,6 +546,7 @@ def learn_model(
     from fstsynth.alignment import with_vowel_classes
     from fstsynth.compiler import compile_program
     from fstsynth.features import with_ipa_features
+    from fstsynth.progress import report
     from fstsynth.synthesis import LearnResult, Options, learn
 
     options = options if options is not None else Options()
