@@ -5,7 +5,7 @@ Public API:
     DEFAULT_MEMORY_FRACTION, parse_memory_limit(text) -> int | None,
     default_memory_limit() -> int | None, format_bytes(n) -> str
     MemoryLimitExceeded
-    Guard, start(limit) -> Guard, Guard.stop()
+    Guard, start(limit) -> Guard, Guard.stop(), limit_from_option(text) -> int | None
 
 Why a separate process: Pynini and OpenFst allocate in C++ and hold the interpreter lock
 for whole operations (measured: a Python thread got no turn for up to a second during
@@ -37,12 +37,14 @@ import logging
 import os
 import re
 import signal
-import subprocess
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fstsynth.errors import UserError
+
+if TYPE_CHECKING:
+    import subprocess
 
 log = logging.getLogger(__name__)
 
@@ -183,6 +185,8 @@ class Guard:
     def _start(self) -> None:
         if not os.path.isdir("/proc/self") or threading.current_thread() is not threading.main_thread():
             return
+        import subprocess  # here: `fstsynth apply` may never start a watchdog (fstsynth.lean_cli)
+
         read_fd, write_fd = os.pipe()
         os.set_blocking(write_fd, False)
         limit = self.limit if self.limit is not None else 1 << 62
@@ -223,6 +227,8 @@ class Guard:
         os.close(self._write_fd)
         self._write_fd = None
         if self.proc is not None and wait:
+            import subprocess
+
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
@@ -238,7 +244,11 @@ def start(limit: int | None) -> Guard:
     return guard
 
 
+def limit_from_option(text: str | None) -> int | None:
+    """The limit given as `--memory-limit` text (None: the default)."""
+    return default_memory_limit() if text is None else parse_memory_limit(text)
+
+
 def start_from_option(text: str | None) -> Guard:
     """`start` with the limit given as `--memory-limit` text (None: the default)."""
-    limit = default_memory_limit() if text is None else parse_memory_limit(text)
-    return start(limit)
+    return start(limit_from_option(text))

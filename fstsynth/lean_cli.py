@@ -4,7 +4,7 @@ command line that `python -m fstsynth` tries before typer).
 
 Public API:
     guarded(body, debug=False) -> int, run_apply(...) -> int, lean_apply(argv) -> int | None
-    APPLY_OPTIONS, APPLY_FORMATS, warn(message), echo(text)
+    APPLY_OPTIONS, APPLY_FORMATS, WATCH_BYTES, warn(message), echo(text)
 
 Why apart from `fstsynth.cli`: importing typer (and the rest of the command line) is a
 large share of a one-word `apply` (~0.07 s of CPU of ~0.25 s, Python's own start-up
@@ -28,7 +28,8 @@ from fstsynth.errors import UserError
 from fstsynth.fileio import completed_writes, interrupted_summary, raise_if_interrupted
 
 if TYPE_CHECKING:
-    from fstsynth.stream import Block, ByteApplier
+    from fstsynth.guard import Guard
+    from fstsynth.stream import Block, ByteApplier, CompiledApplier
 
 #: Exit codes: a user error (and a usage error), `--check` finding a mismatch, a closed
 #: output pipe (as a shell reports SIGPIPE), Ctrl-C.
@@ -134,10 +135,12 @@ def run_apply(
     trace: bool = False,
     fmt: str = "plain",
     join: bool = False,
+    on_input: Optional[Callable[[int], None]] = None,
 ) -> int:
     """`fstsynth apply`'s body (see its help in `fstsynth.cli`): predictions on standard
     output; exit code 0, or 1 if `check` found words where the transducer and the
-    interpreter differ. Errors are raised (`guarded` reports them)."""
+    interpreter differ. Errors are raised (`guarded` reports them). `on_input`: called
+    with the bytes of standard input read so far, after each read."""
     from fstsynth.model import load_model
     from fstsynth.stream import blocks, byte_applier, predict_batches
 
@@ -159,7 +162,7 @@ def run_apply(
         fast = None
         if fmt == "plain" and not (trace or check):
             fast = byte_applier(pm, alphabet, sep, sys.stdout.encoding or "")
-        batches = _stdin_words(blocks(sys.stdin.buffer), fast, unseen)
+        batches = _stdin_words(blocks(sys.stdin.buffer, on_read=on_input), fast, unseen)
     for batch in predict_batches(pm, batches, _splitter(alphabet)):
         unseen.update(batch.unseen(alphabet))
         if not (trace or check):
@@ -209,7 +212,7 @@ def _splitter(alphabet: Iterable[str]) -> Callable[[str], tuple[str, ...]]:
 
 
 def _stdin_words(
-    read: Iterable["Block"], fast: "ByteApplier | None" = None, unseen: Counter | None = None
+    read: Iterable["Block"], fast: "ByteApplier | CompiledApplier | None" = None, unseen: Counter | None = None
 ) -> Iterator[List[str]]:
     """The words of blocks of lines read from standard input: a line starting with `#`
     is a comment, as in a TSV (skipped); of a TSV line, `source<TAB>target`, the source
@@ -278,8 +281,9 @@ def lean_apply(argv: Sequence[str]) -> int | None:
     or followed by its value) or a positional word; the first positional word is the
     model directory and the rest are words. Any other form (`--help`, `--opt=value`,
     `--`, an unknown or incomplete option, no model directory, global options before
-    `apply`) is left to typer. As typer's global callback would, this starts the memory
-    watchdog (`FSTSYNTH_MEMORY_LIMIT`) and sets up logging."""
+    `apply`) is left to typer. As typer's global callback would, this keeps the memory
+    limit (`FSTSYNTH_MEMORY_LIMIT`; its watchdog started once `WATCH_BYTES` says) and
+    sets up logging."""
     if not argv or argv[0] != "apply":
         return None
     by_word = {decl: option for option in APPLY_OPTIONS for decl in option.decls}
@@ -308,12 +312,63 @@ def lean_apply(argv: Sequence[str]) -> int | None:
 
     logging.basicConfig(level=logging.WARNING, format="fstsynth: %(message)s", force=True)
     try:
-        watchdog = guard.start_from_option(os.environ.get("FSTSYNTH_MEMORY_LIMIT"))
+        watchdog = _Watchdog(guard.limit_from_option(os.environ.get("FSTSYNTH_MEMORY_LIMIT")))
     except UserError as exc:
         return _error(str(exc))
+    model_dir = Path(values[0])
+    if _model_bytes(model_dir) >= WATCH_BYTES:
+        watchdog.start()
     try:
-        code = guarded(lambda: run_apply(Path(values[0]), values[1:] or None, **kwargs))  # type: ignore[arg-type]
+        code = guarded(
+            lambda: run_apply(model_dir, values[1:] or None, on_input=watchdog.input_read, **kwargs)  # type: ignore[arg-type]
+        )
         sys.stdout.flush()
     finally:
-        watchdog.stop(wait=False)  # the process ends now: the watchdog ends on its own
+        watchdog.stop()
     return code
+
+
+#: `fstsynth apply` starts the memory watchdog (`fstsynth.guard`) once it has read this
+#: many bytes of standard input, or before loading a model whose files are this large.
+#: Until then its memory is bounded by a few megabytes of input and the model; and the
+#: watchdog is a process of its own, whose start (~0.03 s on one core) would be a sixth
+#: of a command on 100,000 words.
+WATCH_BYTES = 1 << 22
+
+
+def _model_bytes(directory: Path) -> int:
+    """The size of the files loading the model in `directory` reads (0 where missing:
+    loading reports that)."""
+    from fstsynth.model import MODEL_JSON, MODEL_TABLES
+
+    total = 0
+    for name in (MODEL_JSON, MODEL_TABLES):
+        try:
+            total += (directory / name).stat().st_size
+        except OSError:
+            pass
+    return total
+
+
+class _Watchdog:
+    """The memory watchdog of `apply` (`limit`: bytes, None for none), started on
+    demand (`WATCH_BYTES`); with or without a limit it also makes a second Ctrl-C stop
+    the command at once, as for every command."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.guard: "Guard | None" = None
+
+    def start(self) -> None:
+        if self.guard is None:
+            from fstsynth import guard
+
+            self.guard = guard.start(self.limit)
+
+    def input_read(self, total: int) -> None:
+        if total >= WATCH_BYTES:
+            self.start()
+
+    def stop(self) -> None:
+        if self.guard is not None:
+            self.guard.stop(wait=False)  # the process ends now: the watchdog ends on its own

@@ -50,11 +50,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import json
 import logging
 import time
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
@@ -65,8 +65,17 @@ from fstsynth.errors import UserError
 from fstsynth.fileio import atomic_directory, stable_directory
 from fstsynth.tables import UNK, Outputs, Tables
 from fstsynth.tables import Error as TablesError
-from fstsynth.progress import report
 from fstsynth.types import Features, Token, Word
+
+try:
+    # CPython's own SHA-256 (as `random` takes its SHA-512): `hashlib` loads OpenSSL,
+    # about 8 ms of every command's start-up, for model files of a few hundred KB.
+    from _sha256 import sha256 as _sha256  # Python 3.11
+except ImportError:  # pragma: no cover - other versions and implementations
+    try:
+        from _sha2 import sha256 as _sha256  # Python 3.12 and later
+    except ImportError:
+        from hashlib import sha256 as _sha256
 
 if TYPE_CHECKING:
     import pynini
@@ -171,9 +180,14 @@ def _read_far(path: Path, sha256: str) -> dict:
     return read_far(path, sha256=sha256)
 
 
+def _digest(data: bytes) -> str:
+    """The SHA-256 of `data`, in hex."""
+    return _sha256(data).hexdigest()
+
+
 def _sha256_of(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return _digest(path.read_bytes())
     except OSError:
         return None
 
@@ -473,7 +487,7 @@ class Model:
                 # Every pair is compiled over the problem's alphabet: one token table.
                 first.token_symbols().write_text(str(tmp / SYMBOLS_TXT))
             files = {
-                name: hashlib.sha256((tmp / name).read_bytes()).hexdigest()
+                name: _digest((tmp / name).read_bytes())
                 for name in (MODEL_FAR, MODEL_TABLES, SYMBOLS_TXT)
                 if (tmp / name).exists()
             }
@@ -532,6 +546,7 @@ def learn_model(
     from fstsynth.alignment import with_vowel_classes
     from fstsynth.compiler import compile_program
     from fstsynth.features import with_ipa_features
+    from fstsynth.progress import report
     from fstsynth.synthesis import LearnResult, Options, learn
 
     options = options if options is not None else Options()
@@ -664,7 +679,7 @@ def _load(stable: Path, directory: Path) -> Model:
             f"{json_path}: model format version {version} is newer than this fstsynth "
             f"supports ({FORMAT_VERSION}); upgrade fstsynth"
         )
-    reader = _Reader(stable, json_path, hashlib.sha256(data).hexdigest(), directory)
+    reader = _Reader(stable, json_path, _digest(data), directory)
     try:
         return _model_from_json(reader, doc, version)
     except (Error, _Changed):
@@ -697,7 +712,7 @@ class _Reader:
             raise Error(f"{path}: missing {what}") from None
         except OSError as exc:
             raise Error(f"{path}: cannot read: {exc.strerror or exc}") from None
-        if hashlib.sha256(data).hexdigest() != sha256:
+        if _digest(data) != sha256:
             self.unchanged()
             raise Error(f"{path}: damaged (checksum does not match model.json)")
         return data
@@ -793,20 +808,23 @@ def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Mode
         )
     name_ = doc.get("name", "")
     rows: Any = doc.get("rows", [])  # absent in models saved before it was kept
+    # (Checked a type at a time over all cells: a model keeps its thousands of training
+    # rows, and `apply` loads them too.)
     _need(
         isinstance(rows, list)
-        and all(
-            isinstance(row, list) and len(row) == len(columns)
-            and all(cell is None or isinstance(cell, str) for cell in row)
-            for row in rows
-        ),
+        and all(isinstance(row, list) and len(row) == len(columns) for row in rows)
+        and set(map(type, chain.from_iterable(rows))) <= {str, type(None)},
         json_path,
         "'rows' must list rows of one word (or null) per column",
     )
     return Model(
         tuple(columns), features, dict(opts), tuple(alphabet), pairs, name_ if isinstance(name_, str) else "",
-        rows=tuple(tuple(None if cell is None else tuple(cell.split()) for cell in row) for row in rows),
+        rows=tuple(tuple(map(_cell_tokens, row)) for row in rows),
     )
+
+
+def _cell_tokens(cell: str | None) -> Word | None:
+    return None if cell is None else tuple(cell.split())
 
 
 def _arrays(reader: _Reader, sha256: str) -> Mapping[str, Array]:

@@ -6,6 +6,7 @@ Public API:
     Tables(tokens, passes), Tables.apply(word) -> Word, Tables.apply_many(words) -> list[Word],
     Tables.outputs(words) -> Outputs, Tables.walk_ids(tok, starts) -> (tok, starts)
     Tables.arrays(prefix) -> dict[str, Array], Tables.from_arrays(tokens, arrays, count, prefix)
+    Tables.compiled(seen) -> fstsynth._walk.Walker | None
 
 Each pass is a bimachine (`fstsynth.bimachine`): a right automaton read right to left,
 a left automaton read left to right, and rule masks whose lowest common rule is the
@@ -18,6 +19,10 @@ these are plain arrays, run two ways that give the same words:
   decisions and outputs are computed for all positions together. This is what makes
   `fstsynth apply` fast on many words; very long words, and batches too small to pay
   for the array set-up, go word by word.
+A third way, optional: the compiled walker `fstsynth._walk` (C, built when the package
+is installed if a C compiler is there) walks the same arrays word by word as `apply`
+does, from UTF-8 lines to UTF-8 lines (`Tables.compiled`, used by `fstsynth.stream`);
+the Python walkers stay the reference.
 Nothing here needs Pynini, and numpy only for batches: a model loaded for `apply` reads
 these arrays from its `tables.npz` (`fstsynth.arrays`, without numpy) and the token list
 from its JSON; numpy is imported when a batch large enough for it comes, and views the
@@ -29,6 +34,7 @@ the interpreter.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, fields
 from functools import cached_property
 from itertools import chain
@@ -40,6 +46,8 @@ from fstsynth.types import Token, Word
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from fstsynth import _walk
 
 UNK = "<unk>"
 
@@ -371,6 +379,33 @@ class Tables:
     @cached_property
     def _lookup(self) -> "_Lookup":
         return _Lookup(self.index, self.unk)
+
+    def compiled(self, seen: Sequence[bool]) -> "_walk.Walker | None":
+        """The compiled walker of these tables (`fstsynth._walk.Walker`; `seen[i]`: token
+        i is in the model's alphabet), or None where it is not built, or cannot read
+        these arrays as they are (not little-endian int32 and uint64)."""
+        try:
+            from fstsynth import _walk
+        except ImportError:
+            return None
+        if sys.byteorder != "little":
+            return None
+        passes: list[dict[str, int | bytes]] = []
+        for k, p in enumerate(self.passes):
+            arrays = {f.name: getattr(p, f.name) for f in fields(PassTables) if f.name not in _SCALARS}
+            if any(a.dtype != _DTYPES.get(name, "<i4") for name, a in arrays.items()):
+                return None
+            passes.append({
+                **{name: a.data for name, a in arrays.items()},
+                "rules": p.rules, "left_start": p.left_start, "right_start": p.right_start,
+                "tags": p.tags, "classes": p.class_mask.shape[0], "lefts": p.left_next.shape[0],
+                "rights": p.right_next.shape[0],
+                "next_tags": self.passes[k + 1].tags if k + 1 < len(self.passes) else 1,
+            })
+        try:
+            return _walk.Walker([t.encode("utf-8") for t in self.tokens], self.unk, bytes(map(bool, seen)), passes)
+        except ValueError as exc:
+            raise Error(str(exc)) from None
 
     # -- saving and loading
 

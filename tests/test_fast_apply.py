@@ -20,6 +20,7 @@ from conftest import DATA, ROOT
 from fstsynth.compiler import compile_program, transduce
 from fstsynth.interpreter import run
 from fstsynth.random_programs import ALPHABET, FEATURES, random_program, random_word
+from walkers import compiled_walker
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -67,11 +68,14 @@ _MODULES = (
 )
 
 
-def _apply_in_child(args: list[str], entry: str) -> tuple[str, set[str]]:
+def _apply_in_child(args: list[str], entry: str, stdin: str = "") -> tuple[str, set[str]]:
     """Run `fstsynth ARGS` in a fresh interpreter through `entry` (a statement that
-    starts the command line); its standard output and the modules it imported."""
+    starts the command line), `stdin` its input; its standard output and the modules
+    it imported."""
     code = _MODULES + f"sys.argv = ['fstsynth', *{args!r}]\n" + entry + "\n"
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], input=stdin, capture_output=True, text=True, env=_env(), cwd=ROOT
+    )
     assert proc.returncode == 0, proc.stderr
     modules = set(proc.stderr.split("MODULES ", 1)[1].split())
     assert "fstsynth.tables" in modules  # the module list is the real one
@@ -87,6 +91,59 @@ def test_apply_imports_neither_the_learner_nor_pynini_nor_lingpy(plural_model):
     for heavy in ("pynini", "lingpy", "numpy", "fstsynth.synthesis", "fstsynth.alignment", "fstsynth.compiler",
                   "fstsynth.bimachine", "fstsynth.far", "fstsynth.solve"):
         assert heavy not in modules, heavy
+
+
+def test_with_the_compiled_walker_apply_reads_many_words_without_numpy(plural_model):
+    """Where the optional compiled walker (`fstsynth._walk`) is built, a file of words
+    goes through it: numpy (a tenth of a second to import) is not imported, and the
+    outputs are the tables' own."""
+    from fstsynth.model import load_model
+
+    pm = load_model(plural_model).pair()
+    compiled_walker(pm.tables, [True] * len(pm.tables.tokens))  # (or a skip)
+    rng = random.Random(5)
+    tokens = sorted(set(load_model(plural_model).alphabet))
+    words = [[rng.choice(tokens) for _ in range(rng.randint(1, 8))] for _ in range(5000)]
+    stdin = "".join(" ".join(w) + "\n" for w in words)
+    out, modules = _apply_in_child(["apply", str(plural_model)], "from fstsynth.__main__ import main; main()", stdin)
+    assert out.split("\n")[:-1] == [" ".join(pm.predict(w)) for w in words]
+    assert "numpy" not in modules and "fstsynth._walk" in modules
+
+
+def test_apply_starts_the_memory_watchdog_once_its_input_or_model_is_large(plural_model):
+    """The watchdog (a process of its own) would cost a short `apply` a sixth of its
+    time: `apply` starts it once it has read WATCH_BYTES of input, or before loading a
+    model at least that large (here WATCH_BYTES is set just above, then at, the model's
+    size)."""
+    from fstsynth.lean_cli import _model_bytes
+
+    size = _model_bytes(plural_model)
+    assert size > 0
+
+    def run(watch_bytes: int, stdin: str) -> tuple[str, int]:
+        code = (
+            "import sys\n"
+            "import fstsynth.guard as g, fstsynth.lean_cli as lc\n"
+            f"lc.WATCH_BYTES = {watch_bytes}\n"
+            "real = g.start\n"
+            "def start(limit):\n"
+            "    sys.stderr.write('WATCHDOG\\n')\n"
+            "    return real(limit)\n"
+            "g.start = start\n"
+            f"sys.argv = ['fstsynth', 'apply', {str(plural_model)!r}]\n"
+            "from fstsynth.__main__ import main\n"
+            "main()\n"
+        )
+        proc = subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True, text=True,
+                              env=_env(), cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout, proc.stderr.count("WATCHDOG")
+
+    few = "k a t\n" * 10
+    many = "k a t\n" * (size // 6 + 10)  # more bytes than the model's files
+    assert run(size + 1, few) == ("k a t s\n" * 10, 0)
+    assert run(size + 1, many) == ("k a t s\n" * (size // 6 + 10), 1)
+    assert run(size, few) == ("k a t s\n" * 10, 1)
 
 
 def test_a_plain_apply_skips_typers_parser_and_matches_it(plural_model):
@@ -273,15 +330,17 @@ def test_line_batches_split_only_at_newlines():
     assert list(line_batches(io.BytesIO(doc.encode()))) == [[doc]]
 
 
+@pytest.mark.parametrize("walker", ["numpy", "compiled"])
 @pytest.mark.parametrize("sep", [" ", ""])
-def test_the_byte_path_prints_what_the_line_path_prints(plural_model, sep):
-    """Blocks of plain lines go from bytes to bytes (`stream.ByteApplier`); the lines
-    they print, and the unseen tokens they count, are the line path's. Empty lines,
-    one-token lines and unseen tokens in longer lines stay on the byte path; blocks it
-    cannot read as the line path does are declined."""
+def test_the_byte_path_prints_what_the_line_path_prints(plural_model, sep, walker):
+    """Blocks of plain lines go from bytes to bytes (`stream.ByteApplier` with numpy,
+    `stream.CompiledApplier` with the compiled walker); the lines they print, and the
+    unseen tokens they count, are the line path's. Empty lines, one-token lines and
+    unseen tokens in longer lines stay on the byte path; blocks it cannot read as the
+    line path does are declined."""
     from fstsynth.model import load_model
     from fstsynth.problem import WordSplitter
-    from fstsynth.stream import MIN_BYTE_LINES, Block, ByteApplier, predict_batches
+    from fstsynth.stream import MIN_BYTE_LINES, Block, ByteApplier, CompiledApplier, predict_batches
 
     model = load_model(plural_model)
     pm = model.pair()
@@ -301,7 +360,10 @@ def test_the_byte_path_prints_what_the_line_path_prints(plural_model, sep):
             lines.append(word[0])
         else:
             lines.append(" ".join(word))
-    applier = ByteApplier(pm, alphabet, sep)
+    applier: ByteApplier | CompiledApplier = ByteApplier(pm, alphabet, sep)
+    if walker == "compiled":
+        compiled = compiled_walker(pm.tables, [t in alphabet for t in pm.tables.tokens])
+        applier = CompiledApplier(pm, alphabet, sep, compiled)
     got = applier.apply(Block(("\n".join(lines) + "\n").encode(), 0, True))
     assert got is not None, "the byte path declined plain lines"
     batch = next(predict_batches(pm, [lines], WordSplitter(alphabet)))

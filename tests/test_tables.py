@@ -15,6 +15,7 @@ from fstsynth.dsl import IsToken, Pass, Program, ReplaceBy, Rule, TierIs, CopyRe
 from fstsynth.interpreter import run
 from fstsynth.random_programs import ALPHABET, FEATURES, random_program, random_word
 from fstsynth.tables import LONG_WORD, SMALL_BATCH, UNK, Error, Tables
+from walkers import compiled_walker
 
 
 def _mapped(tables: Tables, word):
@@ -60,13 +61,17 @@ def test_a_rule_reading_far_right_along_a_tier():
     assert tables.apply_many([word] * SMALL_BATCH) == [tables.apply(word)] * SMALL_BATCH
 
 
+#: A prefix written at the start position, and a copy of the token to the left.
+START_AND_COPY = Program((
+    Pass((
+        Rule((IsToken(None, 0), IsToken("b", 1)), Insert(("p",))),
+        Rule((IsToken("t", -1),), CopyReplace(-1)),
+    )),
+))
+
+
 def test_copies_and_prefixes_at_the_start_position():
-    program = Program((
-        Pass((
-            Rule((IsToken(None, 0), IsToken("b", 1)), Insert(("p",))),
-            Rule((IsToken("t", -1),), CopyReplace(-1)),
-        )),
-    ))
+    program = START_AND_COPY
     tables = program_tables(program, ALPHABET, FEATURES)
     for word in [(), ("b", "a"), ("t", "a", "t", "i"), ("b", "t", "zz")]:
         expected = run(program, _mapped(tables, word), FEATURES)
@@ -160,3 +165,64 @@ def test_tables_travel_to_worker_processes_after_a_batch():
     words = [random_word(random.Random(k), ALPHABET) for k in range(3 * SMALL_BATCH)]
     expected = tables.apply_many(words)
     assert pickle.loads(pickle.dumps(tables)).apply_many(words) == expected
+
+
+def _walker(tables: Tables):
+    """The compiled walker of `tables`, every token seen but UNK (or a skip: see walkers.py)."""
+    return compiled_walker(tables, [t != UNK for t in tables.tokens])
+
+
+@pytest.mark.parametrize("seed", range(64))
+def test_the_compiled_walker_agrees_with_the_python_walker(seed):
+    """`fstsynth._walk` on random programs and words (the empty word, unseen tokens,
+    long words) prints what `Tables.apply` gives, and lists the lines with unseen tokens."""
+    rng = random.Random(seed)
+    # The last seeds: more than 64 rules in a pass (masks of several words).
+    big = seed >= 60
+    program = random_program(rng, passes=1 if big else 1 + seed % 3, max_rules=150 if big else 5 + seed % 4 * 10,
+                             tiers=seed % 2 == 0)
+    tables = program_tables(program, ALPHABET[:-2], FEATURES)
+    assert not big or max(p.rules for p in tables.passes) > 64
+    walker = _walker(tables)
+    def unseen(word):
+        return any(t not in tables.index or t == UNK for t in word)
+
+    words = [random_word(rng, ALPHABET, 0, 9) for _ in range(200)]
+    words += [random_word(rng, ALPHABET, 30, 300) for _ in range(5)]
+    # A one-token line of an unseen token may be an unspaced word: the caller reads it.
+    alone = [w for w in words if len(w) == 1 and unseen(w)]
+    words = [w for w in words if not (len(w) == 1 and unseen(w))]
+    expected = [tables.apply(w) for w in words]
+    for sep in (" ", "", "+-"):
+        printed, fix = walker.apply_block("".join(" ".join(w) + "\n" for w in words).encode(), sep.encode())
+        assert printed.decode().split("\n")[:-1] == [sep.join(out) for out in expected], str(program)
+        assert fix == [k for k, w in enumerate(words) if unseen(w)]
+    for word in alone:
+        assert walker.apply_block(f"{word[0]}\n".encode(), b" ") is None
+
+
+def test_the_compiled_walker_refuses_damaged_tables_as_the_python_walker_does():
+    program = START_AND_COPY
+    tables = program_tables(program, ALPHABET, FEATURES)
+    _walker(tables)
+    arrays = tables.arrays()
+    # A template that copies from two tokens to the left: reads outside a short word.
+    value = arrays["pass1.template_value"].numpy().copy()
+    kinds = arrays["pass1.template_kind"].numpy()
+    value[kinds == 1] = -2
+    damaged = Tables.from_arrays(tables.tokens, {**arrays, "pass1.template_value": Array.of(value)}, 1)
+    walker = _walker(damaged)
+    with pytest.raises(Error, match="reads outside the word"):
+        damaged.apply(("t", "a"))
+    with pytest.raises(ValueError, match="damaged tables: a template reads outside the word"):
+        walker.apply_block(b"t a\n", b" ")
+    # Arrays of the wrong size are refused when the walker is made.
+    from fstsynth import _walk
+
+    passes = [{"rules": 1, "tags": 1, "classes": 1, "lefts": 1, "rights": 1, "left_start": 0, "right_start": 0,
+               "next_tags": 1, **{name: b"" for name in ("symbol_class", "left_next", "right_next", "left_mask",
+                                                          "right_mask", "class_mask", "start_mask",
+                                                          "template_start", "template_kind", "template_value",
+                                                          "out_tag")}}]
+    with pytest.raises(ValueError, match="damaged tables"):
+        _walk.Walker([b"a", b"<unk>"], 1, b"\x01\x00", passes)
