@@ -297,3 +297,25 @@ def test_long_set_keys_choose_the_same_rules(monkeypatch, variant):
             # Every key colliding: only the comparison tells sets apart.
             patch.setattr(bitsets.LongSet, "__hash__", lambda self: 0)
             assert synthesize_pass(examples, {}, options) == plain
+
+
+@pytest.mark.parametrize("variant", ["token", "feature", "nofeature"])
+def test_a_replacement_seen_on_one_token_only_stays_bound_to_it(variant):
+    # Consonant-final words take a suffix by their last consonant; words in `x` replace
+    # it by `em`. The last rule taken, for the `x` words, used to be "replace any last
+    # token by `em`" (cheaper than naming `x`), which rewrote the last token of every
+    # unseen word: `daz` -> `daem`. Seen on `x` only, it must name `x`.
+    words = ["kit:kitom", "bat:batom", "rot:rotom", "sud:sudum", "lad:ladum", "mid:midum",
+             "kax:kaem", "rix:riem"]
+    pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
+    result = learn(pairs, {}, Options(variant=variant, chunks="off"))
+    assert result.train_correct == len(pairs)
+    assert run(result.program, tuple("daz"), {}) == tuple("daz")
+    assert run(result.program, tuple("dux"), {}) == tuple("duem")
+    # Seen replacing two tokens, the replacement stays general.
+    words[-1] = "riy:rio"
+    words[-2] = "kax:kao"
+    pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
+    result = learn(pairs, {}, Options(variant=variant, chunks="off"))
+    assert result.train_correct == len(pairs)
+    assert run(result.program, tuple("daz"), {}) == tuple("dao")

@@ -16,7 +16,7 @@ wrong somewhere are extended, the most promising `Options.beam` at each depth.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from fstsynth.dsl import (
     BOUNDARY,
@@ -25,6 +25,7 @@ from fstsynth.dsl import (
     Insert,
     IsToken,
     Predicate,
+    ReplaceAnyBy,
     ReplaceBy,
     Rule,
     Transformation,
@@ -207,7 +208,8 @@ class _Pool:
     cheaper one (or equal with a smaller printed form) fires on the same examples."""
 
     def __init__(
-        self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool
+        self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool,
+        by_token: list[int],
     ) -> None:
         self.tr = tr
         self.positives = positives
@@ -221,6 +223,9 @@ class _Pool:
         self.text = str(tr)
         self.grows = grows(tr)
         self.long_sets = long_sets
+        # For a `ReplaceAnyBy`, its positive examples by the token replaced (bitsets
+        # over `positives`; empty for other transformations): see `kept`.
+        self.by_token = by_token
         # Per key, the form kept so far as (cost, opened, preds, fires, gainable): its
         # printed form and its `Candidate` are made once, for the form kept in the end
         # (`kept`), not for each form offered and replaced by a cheaper one.
@@ -258,12 +263,21 @@ class _Pool:
         tr, positives, negatives, right = self.tr, self.positives, self.negatives, self.right
         # The printed forms' ends, by number of predicates.
         ends = [self.text + ")" * size for size in range(max((len(f[2]) for f in self.forms.values()), default=0) + 1)]
+        forms: Iterable[tuple[float, str, tuple[Predicate, ...], int, int]] = self.forms.values()
+        if self.by_token:
+            # A rule replacing any token that was seen to replace one token only has no
+            # evidence of its reach over tokens: `ReplaceBy` of that token, under the
+            # same conditions, gains the same and leaves the tokens never seen there as
+            # they are (a fallback "any last token -> x" learned from one final token
+            # rewrote every other one).
+            by_token = self.by_token
+            forms = [f for f in forms if not any(f[4] & ~group == 0 for group in by_token)]
         # `tuple.__new__` makes the named tuple without the keyword-taking constructor
         # (a large pass keeps hundreds of thousands of candidates).
         new = tuple.__new__
         return [
             new(Candidate, (preds, tr, fires, gainable, positives, cost, opened + ends[len(preds)], negatives, right))
-            for cost, opened, preds, fires, gainable in self.forms.values()
+            for cost, opened, preds, fires, gainable in forms
         ]
 
 
@@ -346,12 +360,22 @@ def candidates(
         positives = found.right[tr] & found.need
         if not positives:
             continue
+        by_token: list[int] = []
+        if isinstance(tr, ReplaceAnyBy):
+            groups: dict[Token, int] = {}
+            for bit, k in enumerate(bit_indices(positives)):
+                ex = examples[k]
+                token = ex.word[ex.position][0]
+                groups[token] = groups.get(token, 0) | (1 << bit)
+            if len(groups) == 1:
+                continue  # every candidate would be one token's: `ReplaceBy`'s pool has them
+            by_token = list(groups.values())
         # Right implies applies, so a conjunction true on a positive example is right on
         # an example that needs a change.
         assert not positives & ~found.applies[tr]
         pool = _Pool(
             tr, Positives(len(pools), bit_indices(positives)), found.right[tr], found.applies[tr], n,
-            n > LONG_SET,
+            n > LONG_SET, by_token,
         )
         pools.append(pool)
         # The search tests "true on some positive example" on bitsets over the positive
