@@ -116,8 +116,10 @@ def lookup_outputs(printed: bytes, count: int) -> list[str | None]:
 
 
 def _stage_order(path: Path) -> tuple[int, ...]:
-    """`model.pass2.1.att` -> (2, 1): the order the stages apply in."""
-    return tuple(int(x.removeprefix("pass")) for x in path.name.split(".")[1:3])
+    """`model.pass2.1.att` -> (2, 1), `model.pass2.att` -> (2,): the order the stages
+    apply in."""
+    parts = path.name.split(".")[1:-1]  # between `model` and `att`
+    return tuple(int(x.removeprefix("pass")) for x in parts)
 
 
 def export_for_tools(model_dir: Path, work: Path, env: dict[str, str], root: Path = ROOT) -> tuple[Path, Path, str]:
