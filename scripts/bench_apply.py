@@ -105,13 +105,16 @@ def best(
 def lookup_outputs(printed: bytes, count: int) -> list[str | None]:
     """Outputs of hfst-optimized-lookup / flookup -x: one block per word, its lines
     `input<TAB>output[<TAB>weight]` (hfst) or `output` (flookup -x); `+?`: none."""
-    blocks = printed.decode("utf-8").strip("\n").split("\n\n")
+    text = printed.decode("utf-8")
+    # Only the last block's separator is dropped: an empty output is a block too
+    # (flookup -x prints an empty line for it), first or last included.
+    blocks = text[:-2].split("\n\n") if text.endswith("\n\n") else text.split("\n\n")
     out: list[str | None] = []
     for block in blocks:
         line = block.split("\n")[0]
         fields = line.split("\t")
-        text = fields[1] if len(fields) >= 2 else fields[0]
-        out.append(None if text.endswith("+?") else text)
+        output = fields[1] if len(fields) >= 2 else fields[0]
+        out.append(None if output.endswith("+?") else output)
     return out + [None] * (count - len(out))
 
 
