@@ -34,6 +34,7 @@ the interpreter.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, fields
 from functools import cached_property
@@ -388,7 +389,7 @@ class Tables:
             from fstsynth import _walk
         except ImportError:
             return None
-        if sys.byteorder != "little":
+        if sys.byteorder != "little" or built_before_its_source(_walk.__file__, _WALK_SOURCE):
             return None
         passes: list[dict[str, int | bytes]] = []
         for k, p in enumerate(self.passes):
@@ -849,3 +850,18 @@ class _Fast:
             word_bounds = starts
         at, bounds = concat_ranges(np, self.first.take(ids), self.size.take(ids))
         return self.items.take(at), bounds.take(word_bounds), None
+
+
+#: The compiled walker's source, where a checkout has it (an installed package does not).
+_WALK_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_walk.c")
+
+
+def built_before_its_source(built: str, source: str) -> bool:
+    """Whether the compiled walker `built` is older than its `source`: in a checkout
+    where `fstsynth/_walk.c` changed and `pip install -e .` was not run again, the
+    module is the old code, and `apply` takes numpy's walker instead. False where
+    either file is missing."""
+    try:
+        return os.stat(source).st_mtime > os.stat(built).st_mtime
+    except OSError:
+        return False

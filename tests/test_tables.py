@@ -201,6 +201,30 @@ def test_the_compiled_walker_agrees_with_the_python_walker(seed):
         assert walker.apply_block(f"{word[0]}\n".encode(), b" ") is None
 
 
+def test_a_compiled_walker_older_than_its_source_is_not_used(tmp_path, monkeypatch):
+    """In a checkout where fstsynth/_walk.c changed after the module was built, the
+    module is the old code: `Tables.compiled` gives None (numpy's walker is used)."""
+    import os
+
+    from fstsynth import tables as tables_module
+
+    built, source = tmp_path / "_walk.so", tmp_path / "_walk.c"
+    built.write_bytes(b"")
+    source.write_text("")
+    os.utime(built, (1_000_000, 1_000_000))
+    os.utime(source, (2_000_000, 2_000_000))
+    assert tables_module.built_before_its_source(str(built), str(source))
+    assert not tables_module.built_before_its_source(str(source), str(built))
+    assert not tables_module.built_before_its_source(str(built), str(tmp_path / "missing.c"))
+    tables = program_tables(START_AND_COPY, ALPHABET, FEATURES)
+    _walker(tables)  # built here (or a skip)
+    from fstsynth import _walk
+
+    os.utime(source, (os.stat(_walk.__file__).st_mtime + 10,) * 2)
+    monkeypatch.setattr(tables_module, "_WALK_SOURCE", str(source))
+    assert tables.compiled([True] * len(tables.tokens)) is None
+
+
 def test_the_compiled_walker_refuses_damaged_tables_as_the_python_walker_does():
     program = START_AND_COPY
     tables = program_tables(program, ALPHABET, FEATURES)

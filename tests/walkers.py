@@ -21,7 +21,10 @@ def compiled_walker(tables: Tables, seen: Sequence[bool]) -> Any:
     walker = tables.compiled(seen)
     if walker is not None:
         return walker
-    message = "the compiled walker fstsynth._walk is not built (an optional C extension)"
+    message = (
+        "the compiled walker fstsynth._walk is not built (an optional C extension), or was "
+        "built before fstsynth/_walk.c last changed (run `pip install -e .` again)"
+    )
     if os.environ.get("FSTSYNTH_REQUIRE_TOOLS") == "1":
         pytest.fail(f"FSTSYNTH_REQUIRE_TOOLS=1 but {message}")
     pytest.skip(message)
