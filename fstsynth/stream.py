@@ -247,7 +247,8 @@ class ByteApplier:
         self.words = max([1] + [(len(e) + 7) // 8 for e in self._encoded])
         self.usable = (
             self.words <= KEY_WORDS
-            and all(e and b"\0" not in e and not any(c.isspace() for c in t) for t, e in zip(tokens, self._encoded))
+            and _plain_tokens(tokens)
+            and not any(b"\0" in e for e in self._encoded)
             and len({e[:8] for e in self._encoded}) == len(self._encoded)
         )
         self._np: Any = None
@@ -444,6 +445,7 @@ class CompiledApplier:
         data = block.data
         if block.first and data.startswith(b"\xef\xbb\xbf"):
             return None  # a byte-order mark: the line path
+        text = None
         if not data.isascii():
             try:
                 text = data.decode("utf-8")
@@ -462,13 +464,21 @@ class CompiledApplier:
         printed, fix = done
         unseen: Counter = Counter()
         if fix:
-            lines, printed_lines = data.decode("utf-8").split("\n"), printed.split(b"\n")
+            if text is None:
+                text = data.decode("utf-8")  # ASCII
+            lines, printed_lines = text.split("\n"), printed.split(b"\n")
             for k in fix:
                 word = lines[k].split()
                 unseen.update({tok for tok in word if tok not in self._alphabet})
                 printed_lines[k] = self._sep.join(self._model.predict(word)).encode("utf-8")
             printed = b"\n".join(printed_lines)
         return Applied(printed, unseen)
+
+
+def _plain_tokens(tokens: Sequence[Token]) -> bool:
+    """Whether every token can be read from bytes between single spaces: none is empty
+    or holds white space (both byte paths need it)."""
+    return all(t and not any(c.isspace() for c in t) for t in tokens)
 
 
 def byte_applier(
@@ -479,7 +489,7 @@ def byte_applier(
     if encoding.lower().replace("_", "-") not in _ENCODING_NAMES:
         return None
     tokens = model.tables.tokens
-    if all(t and not any(c.isspace() for c in t) for t in tokens):
+    if _plain_tokens(tokens):
         walker = model.tables.compiled([t in alphabet for t in tokens])
         if walker is not None:
             return CompiledApplier(model, alphabet, sep, walker)
