@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from exporters.spe import rule_to_spe
+from fstsynth.spe import rule_to_spe
 from fstsynth.dsl import (
     BOUNDARY,
     Identity,

@@ -175,7 +175,7 @@ def run_apply(
         for line, word, prediction in zip(batch.lines, batch.words, batch.predictions):
             out.append(_output_line(line, prediction, fmt, join))
             if trace:
-                from exporters.spe import derivation
+                from fstsynth.spe import derivation
 
                 mapped = pm.map_unknown(word)
                 out.extend("  " + line for line in derivation(pm.program, mapped, model.features))

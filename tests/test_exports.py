@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from exporters.att import to_att
 from exporters.foma_script import foma_symbol, program_to_foma, tag_symbols
-from exporters.spe import derivation, rule_to_spe
+from fstsynth.spe import derivation, rule_to_spe
 from fsttools import (
     foma_definitions,
     foma_spaced_apply,
@@ -543,6 +543,23 @@ def test_too_big_to_draw_is_a_clear_error(plural: Path, tmp_path: Path) -> None:
 
     with pytest.raises(Error, match="too many to draw"):
         to_dot(load_model(plural).pair().transducers().composed(), max_states=2)
+
+
+def test_the_library_never_imports_the_exporters() -> None:
+    """Exporters only export: the SPE view and SVG rendering the library uses live in
+    the package. Only the CLI's `export` command (the top layer) imports exporters."""
+    import ast
+
+    importers = []
+    for path in sorted((ROOT / "fstsynth").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                if name == "exporters" or name.startswith("exporters."):
+                    importers.append((path.relative_to(ROOT).as_posix(), name))
+    assert importers == [("fstsynth/cli.py", "exporters.export")]
 
 
 # ----------------------------------------------------------------------------- CLI
