@@ -108,18 +108,22 @@ class _Writer:
         self.feature_names: dict[str, str] = {}
         self.tag_names: dict[Transformation, str] = {}
         self.lines: list[str] = []
-        reserved = {"Tok", "Model"}
-        self._reserved = reserved
+        # A defined name is read wherever a symbol of the same spelling is written.
+        self._taken = set(self.tokens)
 
     # -- names
 
     def feature_class(self, feature: str) -> str:
+        """The defined name of a feature's class: ASCII letters and digits only (foma
+        0.10 crashes on a defined name with `_` in a rule context, and reads `.` or `-`
+        as operators), distinct from every other name and token of the script."""
         name = self.feature_names.get(feature)
         if name is None:
-            base = "F" + re.sub(r"[^A-Za-z0-9]", "_", feature).capitalize()
+            parts = re.findall(r"[A-Za-z0-9]+", feature)
+            base = "F" + "".join(part[:1].upper() + part[1:] for part in parts)
             name = base
             k = 2
-            while name in self.feature_names.values():
+            while name in self.feature_names.values() or name in self._taken:
                 name = f"{base}{k}"
                 k += 1
             self.feature_names[feature] = name
@@ -386,6 +390,8 @@ def _written(program: Program, tokens: Sequence[Token], features: Features) -> t
     for tok in w.tokens:
         if re.fullmatch(r"<(m\d+\w*|t\d+)>", tok):
             raise Error(f"token {tok!r} has the form of one of the script's marker symbols")
+        if re.fullmatch(r"Tok|Model|(Pass|Marks)\d+", tok):
+            raise Error(f"token {tok!r} is spelled as a name the foma script defines")
     body: list[str] = []
     passes = program.passes
     for k, pass_ in enumerate(passes, start=1):
