@@ -4,6 +4,7 @@ Public API:
     predicates:      IsToken, Is, TransformationApplied, TierIs, Not   (type Predicate)
     transformations: ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert,
                      Identity                                      (type Transformation)
+    TaggedToken (a token with the transformation that produced it)
     Rule, Pass, Program
     to_json(node) / from_json(data)
     parse(text)  (inverse of str: parse(str(node)) == node)
@@ -24,7 +25,7 @@ from __future__ import annotations
 import json
 import functools
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Optional, Union
 from fstsynth.types import Token
 
 BOUNDARY: None = None
@@ -185,6 +186,8 @@ class Identity:
 
 
 Transformation = Union[ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert, Identity]
+#: A token with the transformation that produced it in the previous pass (None: input).
+TaggedToken = tuple[Token, Optional[Transformation]]
 
 PREDICATE_TYPES: tuple[type[Predicate], ...] = (IsToken, Is, TransformationApplied, TierIs, Not)
 TRANSFORMATION_TYPES: tuple[type[Transformation], ...] = (

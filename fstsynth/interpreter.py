@@ -40,10 +40,11 @@ from fstsynth.dsl import (
     TierIs,
     ReplaceBy,
     Rule,
+    TaggedToken,
     Transformation,
     TransformationApplied,
 )
-from fstsynth.types import Token, Word, Features, TaggedToken
+from fstsynth.types import Token, Word, Features
 
 
 START = -1  # the position before the first token
