@@ -141,7 +141,7 @@ def run_apply(
     output; exit code 0, or 1 if `check` found words where the transducer and the
     interpreter differ. Errors are raised (`guarded` reports them). `on_input`: called
     with the bytes of standard input read so far, after each read."""
-    from fstsynth.model import load_model
+    from fstsynth.model_file import load_model
     from fstsynth.stream import blocks, byte_applier, predict_batches
 
     if fmt not in APPLY_FORMATS:
@@ -339,7 +339,7 @@ WATCH_BYTES = 1 << 22
 def _model_bytes(directory: Path) -> int:
     """The size of the files loading the model in `directory` reads (0 where missing:
     loading reports that)."""
-    from fstsynth.model import MODEL_JSON, MODEL_TABLES
+    from fstsynth.model_file import MODEL_JSON, MODEL_TABLES
 
     total = 0
     for name in (MODEL_JSON, MODEL_TABLES):

@@ -49,7 +49,7 @@ from fstsynth.dsl import (
     TransformationApplied,
 )
 from fstsynth.interpreter import run as interpret
-from fstsynth.model import load_model
+from fstsynth.model_file import load_model, save_model
 from fstsynth.problem import load_problem
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,7 +75,7 @@ def plural(tmp_path_factory) -> Path:
 def paradigm(tmp_path_factory, paradigm_default) -> Path:
     """data/paradigm.json's model (default options; learned once per session) saved."""
     out = tmp_path_factory.mktemp("paradigm") / "model"
-    paradigm_default[1].save(out)
+    save_model(paradigm_default[1], out)
     return out
 
 
