@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fstsynth import dsl
+from fstsynth import api, dsl
 from fstsynth.dsl import (
     BOUNDARY,
     Agree,
@@ -21,6 +21,7 @@ from fstsynth.dsl import (
     TierIs,
 )
 from fstsynth.features import Inventory
+from fstsynth.tables import UNK
 from fstsynth.interpreter import START, apply_transformation, eval_predicate, run, run_many
 from fstsynth.synthesis import Deadline, Options, learn, tagged_examples
 from fstsynth.synthesis.feature_changes import feature_transformations
@@ -263,3 +264,22 @@ def test_a_change_of_features_is_one_candidate_for_every_token_pair():
     assert {k for k in need if right >> k & 1} == set(need)
     # It does not apply to the vowels.
     assert not any(applies >> k & 1 for k, ex in enumerate(examples) if ex.token_at(0) == "a")
+
+
+# ------------------------------------------------------------------ the whole inventory
+
+
+def test_every_token_of_a_features_file_is_known_to_the_model():
+    """English past through `apply`: z and ð are in the features file only, and the
+    compiled model reads them by their features (not as `<unk>`)."""
+    pairs = data_pairs("english-past.tsv")
+    model = api.learn(
+        [(" ".join(s), " ".join(t)) for s, t in pairs], features=DATA / "english-features.json", variant="feature"
+    )
+    assert {"z", "ð", "ʒ"} <= set(model.alphabet)
+    pair = next(iter(model.pairs.values()))
+    assert pair.predict(("b", "ʌ", "z")) == ("b", "ʌ", "z", "d")
+    assert pair.predict(("b", "r", "iː", "ð")) == ("b", "r", "iː", "ð", "d")
+    assert pair.interpret(("b", "ʌ", "z"), model.features) == ("b", "ʌ", "z", "d")
+    # A token that no features file names stays unknown, as before.
+    assert pair.map_unknown(("b", "ʌ", "q")) == ("b", "ʌ", UNK)
