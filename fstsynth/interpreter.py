@@ -47,11 +47,12 @@ from fstsynth.dsl import (
     ReplaceBy,
     Rule,
     SetFeatures,
+    TaggedToken,
     Transformation,
     TransformationApplied,
 )
 from fstsynth.features import inventory
-from fstsynth.types import Token, Word, Features, TaggedToken
+from fstsynth.types import Token, Word, Features
 
 
 START = -1  # the position before the first token
