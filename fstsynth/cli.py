@@ -26,7 +26,9 @@ from typer.core import TyperGroup
 try:  # typer 0.29 carries its own copy of click
     from typer._click.exceptions import ClickException, UsageError
 except ImportError:  # pragma: no cover - older typer uses click itself
-    from click.exceptions import ClickException, UsageError  # type: ignore[assignment]
+    # Where click is installed beside typer 0.29, mypy reads this as a second type for
+    # the names [assignment]; where it is not, as the names defined twice [no-redef].
+    from click.exceptions import ClickException, UsageError  # type: ignore[assignment, no-redef]
 
 from fstsynth import guard
 from fstsynth.errors import UserError
@@ -287,7 +289,7 @@ def evaluate(
     def body() -> None:
         from fstsynth.evaluation import evaluate_pairs
         from fstsynth.fileio import atomic_write_text, check_writable
-        from fstsynth.model import load_model
+        from fstsynth.model_file import load_model
 
         if json_path is not None:
             check_writable(json_path)
@@ -344,7 +346,7 @@ def show(
     def body() -> None:
         if fmt not in SHOW_FORMATS:
             raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(SHOW_FORMATS)}")
-        from fstsynth.model import load_model
+        from fstsynth.model_file import load_model
 
         model = load_model(model_dir)
         typer.echo(format_model(model, fmt))
@@ -353,7 +355,7 @@ def show(
 
 
 def format_model(model: "Model", fmt: str = "dsl") -> str:
-    from exporters.spe import rule_to_spe
+    from fstsynth.spe import rule_to_spe
 
     lines = []
     for (s, t), pm in sorted(model.pairs.items()):
@@ -388,7 +390,7 @@ def report(
     def body() -> None:
         from fstsynth.console import showing_progress
         from fstsynth.fileio import check_writable
-        from fstsynth.model import load_model
+        from fstsynth.model_file import load_model
         from fstsynth.problem import load_problem
         from fstsynth.report import write_report
 
@@ -432,7 +434,7 @@ def export(
 
     def body() -> None:
         from exporters.export import export_model
-        from fstsynth.model import load_model
+        from fstsynth.model_file import load_model
 
         model = load_model(model_dir)
         for path in export_model(model, fmt, output, source, target, passes):

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from fstsynth.model import Error as ModelError, learn_model
+from fstsynth.learning import learn_model
+from fstsynth.model import Error as ModelError
 from fstsynth.problem import Problem
 from fstsynth.synthesis import Error, Options, learn
 

@@ -28,7 +28,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 
 from fstsynth.alignment import examples_from_alignment, learn_affinity, learn_leads
 from fstsynth.chunks import chunk_alignments
-from fstsynth.dsl import Pass, Program
+from fstsynth.dsl import Pass, Program, TaggedToken
 from fstsynth.features import without_derived
 from fstsynth.interpreter import run_many, run_pass_many
 from fstsynth.progress import report
@@ -42,7 +42,7 @@ from fstsynth.synthesis.first_passes import (
 from fstsynth.synthesis.options import AUTO, CHECK_EVERY, Deadline, Options
 from fstsynth.synthesis.ranking import rule_cost
 from fstsynth.synthesis.selection import synthesize_pass
-from fstsynth.types import Features, TaggedToken, Word
+from fstsynth.types import Features, Word
 
 Pairs = Sequence[tuple[Word, Word]]
 

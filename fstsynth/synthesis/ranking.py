@@ -28,6 +28,7 @@ from fstsynth.dsl import (
     Transformation,
     CopyInsert,
 )
+from fstsynth.rule_shape import shape_of
 
 _TOKEN_COST = {"nofeature": 0.3, "token": 0.2, "feature": 0.6}
 _FEATURE_COST = {"nofeature": float("inf"), "token": 0.6, "feature": 0.1}
@@ -73,7 +74,7 @@ def transformation_cost(tr: Transformation) -> float:
 
 def anchored(rule: Rule) -> bool:
     """Does the rule test a word edge?"""
-    return any(isinstance(p, IsToken) and p.token is BOUNDARY for p in rule.predicates)
+    return any(not test.negated for test in shape_of(rule).boundary_tests)
 
 
 def grows(tr: Transformation) -> bool:
