@@ -20,6 +20,9 @@ Formats (each is read by a real tool in the tests, see tests/test_exports.py):
 - `foma`: a foma/XFST script of rewrite rules, one column pair; with `passes`, the
   passes are defined but not composed (foma takes minutes to compose some programs).
 - `dot` / `svg`: a drawing (Graphviz), one column pair, small transducers only.
+- `pynini`: a Python module of Pynini rewrite rules (`exporters.pynini_grammar`), every
+  column pair unless `source`/`target` pick one; run as a script it writes a FAR with
+  one transducer per pair (`pair-S-T`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import pynini
 from exporters.att import to_att, write_att, write_symbols
 from exporters.dot import to_dot
 from exporters.foma_script import program_to_foma
+from exporters.pynini_grammar import GrammarPair, grammar_source
 from fstsynth.compiler import CompositionTooLargeError
 from fstsynth.drawing import to_svg
 from fstsynth.errors import UserError
@@ -39,7 +43,7 @@ from fstsynth.fileio import atomic_write_bytes, atomic_write_text
 from fstsynth.model import Model, PairModel, far_key
 from fstsynth.tables import UNK
 
-FORMATS = ("far", "att", "foma", "dot", "svg")
+FORMATS = ("far", "att", "foma", "dot", "svg", "pynini")
 
 
 class Error(UserError):
@@ -101,6 +105,12 @@ def export_model(
         else:
             fsts = {far_key(pm.source, pm.target): _composed(model, pm) for pm in chosen}
         write_far(path, fsts)
+        return [path]
+    if fmt == "pynini":
+        chosen = list(model.pairs.values()) if source is None and target is None else [model.pair(source, target)]
+        pairs = [GrammarPair(far_key(pm.source, pm.target), _title(model, pm), pm.program) for pm in chosen]
+        tokens = sorted({tok for pm in chosen for tok in pm.tables.tokens})
+        atomic_write_text(path, grammar_source(pairs, tokens, model.features, model.name))
         return [path]
     pm = model.pair(source, target)
     if fmt == "att":
