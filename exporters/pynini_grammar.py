@@ -94,7 +94,8 @@ def _cell_test(test: SlotTest) -> str:
 
 def _tier_test(test: TierTest) -> str:
     feature = "END" if test.feature is BOUNDARY else repr(test.feature)
-    text = f"tier({test.tier!r}, {feature}, {test.index})"
+    inclusive = ", inclusive=True" if test.test.inclusive else ""
+    text = f"tier({test.tier!r}, {feature}, {test.index}{inclusive})"
     return f"~{text}" if test.negated else text
 
 

@@ -178,19 +178,21 @@ def made_by(transformation: "Transformation") -> MadeBy:
 class OnTier:
     """On the tier of the tokens with feature `tier`, the `index`-th token to the right
     (index > 0) or to the left (index < 0) of the position has `feature`; with
-    `feature` = END: there is no such tier token. `~` negates it."""
+    `feature` = END: there is no such tier token. `inclusive`: counting from the
+    position's own token (the start position has none). `~` negates it."""
 
     tier: str
     feature: str | Boundary
     index: int
+    inclusive: bool = False
     negated: bool = False
 
     def __invert__(self) -> "OnTier":
-        return OnTier(self.tier, self.feature, self.index, not self.negated)
+        return OnTier(self.tier, self.feature, self.index, self.inclusive, not self.negated)
 
 
-def tier(tier_feature: str, test: str | Boundary, index: int) -> OnTier:
-    return OnTier(tier_feature, test, index)
+def tier(tier_feature: str, test: str | Boundary, index: int, inclusive: bool = False) -> OnTier:
+    return OnTier(tier_feature, test, index, inclusive)
 
 
 @dataclass(frozen=True)
@@ -333,6 +335,8 @@ class Symbols:
 
 
 Cell = tuple[str, Union[Transformation, None]]  # a token and the tag it carries (None: untagged)
+CellTest = Callable[[Union[Cell, None]], bool]  # a test of a cell (None: the boundary)
+Variant = tuple[CellTest, list[OnTier]]  # one alternative of a rule (see `variants`)
 
 
 class _PassBuilder:
@@ -397,24 +401,25 @@ class _PassBuilder:
             return self.has(cell[0], test.feature)
         return cell[1] == test.transformation
 
-    def slots(self, rule: Rule) -> dict[int, tuple[list[Cell], bool]]:
+    def slots(self, rule: Rule, here: CellTest) -> dict[int, tuple[list[Cell], bool]]:
         """Per offset the rule tests (and the offset it copies): the cells that pass,
-        and whether the boundary does."""
+        and whether the boundary does; `here`: a further test of the position's cell."""
         tests = dict(rule.at)
         tr = rule.writes
-        extra: dict[int, Callable[[Cell | None], bool]] = {}
+        extra: dict[int, CellTest] = {0: here}
         if isinstance(tr, ReplaceBy):
-            extra[0] = lambda cell: cell is not None and cell[0] == tr.source
-        if isinstance(tr, COPIES):
-            extra[tr.offset] = lambda cell: cell is not None  # the copied token must exist
+            source = tr.source
+            extra[0] = _both(here, lambda cell: cell is not None and cell[0] == source)
+        if isinstance(tr, COPIES):  # the copied token must exist
+            extra[tr.offset] = _both(extra.get(tr.offset, _always), _is_token)
         out = {}
         for k in set(tests) | set(extra):
-            here, also = tests.get(k, ()), extra.get(k, _always)
-            passed = [c for c in self.cells if self._passes(here, also, c)]
-            out[k] = (passed, self._passes(here, also, None))
+            at_k, also = tests.get(k, ()), extra.get(k, _always)
+            passed = [c for c in self.cells if self._passes(at_k, also, c)]
+            out[k] = (passed, self._passes(at_k, also, None))
         return out
 
-    def _passes(self, tests: Sequence[Test], also: Callable[[Cell | None], bool], cell: Cell | None) -> bool:
+    def _passes(self, tests: Sequence[Test], also: CellTest, cell: Cell | None) -> bool:
         return all(self.holds(t, cell) for t in tests) and also(cell)
 
     def cell_set(self, cells: Sequence[Cell], boundary: bool, start: bool) -> pynini.Fst:
@@ -510,10 +515,52 @@ class _PassBuilder:
                 parts.append(_concat([fst, sigma, edge]))
         return _union(parts)
 
-    def contexts(self, rule: Rule, slots: Mapping[int, tuple[list[Cell], bool]]) -> tuple[pynini.Fst, pynini.Fst]:
+    def variants(self, rule: Rule) -> list[Variant]:
+        """The rule as alternatives (a test of the position's cell, tier tests none of
+        which is inclusive), which together hold exactly where it does: an inclusive
+        test is one on the next tier token if the position's token is on the tier (the
+        token itself, for the nearest), and the plain test if it is not."""
+        variants: list[Variant] = [(_always, [])]
+        for test in rule.tiers:
+            if not test.inclusive:
+                variants = [(here, [*tiers, test]) for here, tiers in variants]
+                continue
+            off, on = self._inclusive_split(test)
+            split = [(_both(here, off[0]), [*tiers, *off[1]]) for here, tiers in variants]
+            if on is not None:
+                split += [(_both(here, on[0]), [*tiers, *on[1]]) for here, tiers in variants]
+            variants = split
+        return variants
+
+    def _inclusive_split(self, test: OnTier) -> tuple[Variant, Variant | None]:
+        """An inclusive tier test as (where the position's cell is off the tier: the
+        plain test; where it is on it: the test of the next tier token, of the cell
+        itself for the nearest, or None if it can never hold there)."""
+        def off_tier(cell: Cell | None) -> bool:
+            return cell is None or not self.has(cell[0], test.tier)
+
+        def on_tier(cell: Cell | None) -> bool:
+            return cell is not None and self.has(cell[0], test.tier)
+
+        plain = (off_tier, [OnTier(test.tier, test.feature, test.index, False, test.negated)])
+        if abs(test.index) > 1:
+            step = 1 if test.index > 0 else -1
+            return plain, (on_tier, [OnTier(test.tier, test.feature, test.index - step, False, test.negated)])
+        feature = test.feature
+        if isinstance(feature, Boundary):  # "no tier token, counting this one": false here
+            return plain, ((on_tier, []) if test.negated else None)
+
+        def itself(cell: Cell | None) -> bool:
+            return cell is not None and self.has(cell[0], test.tier) and self.has(cell[0], feature) != test.negated
+
+        return plain, (itself, [])
+
+    def contexts(
+        self, slots: Mapping[int, tuple[list[Cell], bool]], tier_tests: Sequence[OnTier]
+    ) -> tuple[pynini.Fst, pynini.Fst]:
         left = self.left_context(slots)
         right = self.right_context(slots)
-        tiers = [self.tier_context(t) for t in rule.tiers]
+        tiers = [self.tier_context(t) for t in tier_tests]
         if not tiers:
             return _union([f for _, f in left]).optimize(), _union([f for _, f in right]).optimize()
         lefts = [self._extended(left, True)] + [self._extended(alts, True) for side, alts in tiers if side < 0]
@@ -540,11 +587,13 @@ class _PassBuilder:
         """One cdrewrite per rule (and per token a copy can read)."""
         steps = []
         for r, rule in enumerate(self.rules, start=1):
-            slots = self.slots(rule)
-            left, right = self.contexts(rule, slots)
-            if left.num_states() == 0 or right.num_states() == 0:
-                continue  # its tests can never all hold
-            steps.append(pynini.cdrewrite(_cross(self.free, self.markers[r]), left, right, self.sigma_star))
+            # One cdrewrite per alternative (most rules have one): all mark with the
+            # rule's marker, so together they mark where any of them holds.
+            for here, tiers in self.variants(rule):
+                left, right = self.contexts(self.slots(rule, here), tiers)
+                if left.num_states() == 0 or right.num_states() == 0:
+                    continue  # its tests can never all hold
+                steps.append(pynini.cdrewrite(_cross(self.free, self.markers[r]), left, right, self.sigma_star))
             tr = rule.writes
             if isinstance(tr, COPIES) and tr.offset != 0:
                 steps += self._copy_steps(r, tr.offset)
@@ -625,6 +674,16 @@ class _PassBuilder:
 
 def _always(cell: Cell | None) -> bool:
     return True
+
+
+def _is_token(cell: Cell | None) -> bool:
+    return cell is not None
+
+
+def _both(first: CellTest, second: CellTest) -> CellTest:
+    if first is _always:
+        return second
+    return lambda cell: first(cell) and second(cell)
 
 
 # -- whole grammars

@@ -237,3 +237,36 @@ def test_dev_split_grammar_gives_applys_outputs(name, benchmark_models, tmp_path
         trans = pm.transducers()
         if all(f.num_states() < 2_000 for f in trans.stages) and fst.num_states() < 2_000:
             assert same_function(fst, trans.composed()), (name, s, t)
+
+
+# ------------------------------------------------------------------ inclusive tier tests
+
+INCLUSIVE_FEATURES = {
+    "a": {"vowel": True, "back": True},
+    "i": {"vowel": True},
+    "o": {"vowel": True, "back": True, "long": True},
+    "t": {"vowel": False},
+    "k": {"vowel": False, "back": True},
+}
+
+
+@pytest.mark.parametrize("index", [-2, -1, 1, 2])
+def test_inclusive_tier_tests_agree_with_the_interpreter(index):
+    """Tier tests counting the position's own token, on both sides, of a feature, of
+    the tier's end and negated, at the start position too (an insertion), on every word
+    of up to 4 tokens (one unseen)."""
+    from fstsynth.dsl import BOUNDARY, Insert, Is, Not, ReplaceAnyBy, Rule, TierIs
+
+    program = Program((
+        Pass((
+            Rule((TierIs("vowel", "back", index, True), Is("vowel", 0)), ReplaceAnyBy(("1",))),
+            Rule((Not(TierIs("vowel", BOUNDARY, index, True)),), ReplaceAnyBy(("2",))),
+            Rule((Not(TierIs("vowel", "long", index, True)), Not(Is("vowel", 0))), Insert(("3",))),
+            Rule((TierIs("vowel", BOUNDARY, index, True),), Insert(("4",))),
+        )),
+    ))
+    compiled_tokens = tuple(sorted({*INCLUSIVE_FEATURES, "1", "2", "3", "4", "<unk>"}))
+    grammar, _, fst = cdrewrite_grammar(program, compiled_tokens, _freeze(INCLUSIVE_FEATURES))
+    for word in (w for n in range(5) for w in itertools.product(("a", "i", "o", "t", "k", "<unk>"), repeat=n)):
+        expected = run(program, word, INCLUSIVE_FEATURES)
+        assert tuple(grammar.rewrite(fst, list(word))) == expected, (index, word)
