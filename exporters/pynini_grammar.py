@@ -33,6 +33,7 @@ from typing import Sequence
 from fstsynth.spe import rule_to_spe
 from fstsynth.dsl import (
     BOUNDARY,
+    Agree,
     CopyInsert,
     CopyReplace,
     Delete,
@@ -44,15 +45,21 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    SetFeatures,
     Transformation,
     TransformationApplied,
 )
+from fstsynth.errors import UserError
 from fstsynth.rule_shape import SlotTest, TierTest, shape_of
 from fstsynth.types import Features, Token
 
 RUNTIME = Path(__file__).with_name("pynini_runtime.py")
 IMPORTS_START = "# ---- imports ----"
 RUNTIME_START = "# ---- runtime (everything below is copied into exported grammars) ----"
+
+
+class Error(UserError):
+    """A program the grammar cannot write."""
 
 
 @dataclass(frozen=True)
@@ -125,8 +132,18 @@ def _features_read(programs: Sequence[Program]) -> list[str]:
     return sorted(found)
 
 
+def _check_supported(pair: GrammarPair) -> None:
+    for k, pass_ in enumerate(pair.program.passes, start=1):
+        for r, rule in enumerate(pass_.rules, start=1):
+            if isinstance(rule.transformation, (SetFeatures, Agree)):
+                raise Error(
+                    f"{pair.title}: pass {k}, rule {r} ({rule.transformation}): the Pynini export does not "
+                    f"write {type(rule.transformation).__name__} rules yet"
+                )
+
+
 def _pair_function(pair: GrammarPair, name: str) -> list[str]:
-    lines = [f"def {name}() -> \"list[Pass]\":", f"    \"\"\"{pair.title}\"\"\""]
+    lines = [f"def {name}() -> \"list[Pass]\":", f"    {pair.title!r}"]
     passes = pair.program.passes
     if not passes:
         lines.append("    return []  # no rule: every word is kept")
@@ -144,6 +161,11 @@ def _pair_function(pair: GrammarPair, name: str) -> list[str]:
     return lines
 
 
+def _in_docstring(text: str) -> str:
+    """`text` as it reads inside a triple-quoted docstring."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
 def _runtime_part(start: str, end: str | None) -> str:
     """The runtime's text from the line `start` (excluded) to the line `end`."""
     text = RUNTIME.read_text(encoding="utf-8")
@@ -156,12 +178,14 @@ def grammar_source(
 ) -> str:
     """The grammar module of `pairs` over `tokens` (every token the transducers read or
     write, `<unk>` included; sorted, they get the labels of the model's symbols.txt)."""
+    for pair in pairs:
+        _check_supported(pair)
     tokens = sorted(set(tokens))
     names = _features_read([p.program for p in pairs])
     classes = {name: [t for t in tokens if features.get(t, {}).get(name, False)] for name in names}
     head = [
         "#!/usr/bin/env python3",
-        f'"""fstsynth rules as Pynini rewrite rules{": " + title if title else ""}.',
+        f'"""fstsynth rules as Pynini rewrite rules{": " + _in_docstring(title) if title else ""}.',
         "",
         "Written by `fstsynth export --format pynini`; needs only Pynini.",
         "",

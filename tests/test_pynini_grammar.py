@@ -25,6 +25,7 @@ from backends import check_cdrewrite, check_pynini_export, cdrewrite_grammar, sa
 from conftest import DATA, ROOT, benchmark_problems, needs_benchmark
 from exporters.export import export_model
 from exporters.pynini_grammar import GrammarPair, grammar_source, load_grammar
+from fstsynth.errors import UserError
 from fstsynth.compiler import compile_program
 from fstsynth.dsl import Pass, Program
 from fstsynth.interpreter import run
@@ -270,3 +271,26 @@ def test_inclusive_tier_tests_agree_with_the_interpreter(index):
     for word in (w for n in range(5) for w in itertools.product(("a", "i", "o", "t", "k", "<unk>"), repeat=n)):
         expected = run(program, word, INCLUSIVE_FEATURES)
         assert tuple(grammar.rewrite(fst, list(word))) == expected, (index, word)
+
+
+def test_titles_and_tokens_of_any_text_make_a_valid_module():
+    """Column names and tokens are the user's: quotes, backslashes, brackets and line
+    breaks stay text in the module."""
+    from fstsynth.dsl import IsToken, ReplaceBy, Rule
+
+    odd = ('"', "\\", '"""', "[x]", "a'b")
+    program = Program((Pass((Rule((IsToken('"""', -1),), ReplaceBy("\\", ("[x]", "a'b"))),)),))
+    title = 'say """hi"""\\ \n there'
+    source = grammar_source([GrammarPair("pair-0-1", title, program)], ("<unk>", *odd), {}, title)
+    grammar = load_grammar(source)
+    assert grammar.pair_0_1.__doc__ == title
+    fst = grammar.cascade(grammar.PAIRS["pair-0-1"](), grammar.TOKENS, grammar.CLASSES)
+    assert grammar.rewrite(fst, ['"""', "\\", '"']) == ['"""', "[x]", "a'b", '"']
+
+
+def test_feature_transformations_are_refused_with_a_clear_message():
+    from fstsynth.dsl import Rule, SetFeatures
+
+    program = Program((Pass((Rule((), SetFeatures((("voice", False),))),)),))
+    with pytest.raises(UserError, match=r"pass 1, rule 1 .*does not write SetFeatures rules yet"):
+        grammar_source([GrammarPair("pair-0-1", "s -> t", program)], ("<unk>", "b"), FEATURES)
