@@ -116,45 +116,43 @@ COPIES = (CopyReplace, CopyInsert)
 # -- tests at an offset: a token, a feature, the transformation that made it, the boundary
 
 
+class _CellTest:
+    """A test of the cell at an offset; `~test` is its negation."""
+
+    def __invert__(self) -> "Negated":
+        return Negated(self)  # type: ignore[arg-type]  # (every subclass is a Positive)
+
+
 @dataclass(frozen=True)
-class TokenIs:
+class TokenIs(_CellTest):
     token: str
 
-    def __invert__(self) -> "Negated":
-        return Negated(self)
-
 
 @dataclass(frozen=True)
-class FeatureIs:
+class FeatureIs(_CellTest):
     feature: str
 
-    def __invert__(self) -> "Negated":
-        return Negated(self)
-
 
 @dataclass(frozen=True)
-class MadeBy:
+class MadeBy(_CellTest):
     """The token was written by `transformation` in the previous pass."""
 
     transformation: Transformation
 
-    def __invert__(self) -> "Negated":
-        return Negated(self)
-
 
 @dataclass(frozen=True)
-class Boundary:
+class Boundary(_CellTest):
     """Beyond either end of the word."""
 
-    def __invert__(self) -> "Negated":
-        return Negated(self)
+
+Positive = Union[TokenIs, FeatureIs, MadeBy, Boundary]
 
 
 @dataclass(frozen=True)
 class Negated:
-    test: Union[TokenIs, FeatureIs, MadeBy, Boundary]  # `~` of a Negated is its test
+    test: Positive  # `~` of a Negated is its test
 
-    def __invert__(self) -> Union[TokenIs, FeatureIs, MadeBy, Boundary]:
+    def __invert__(self) -> Positive:
         return self.test
 
 
