@@ -1,8 +1,7 @@
-"""Drawings: Graphviz DOT with token labels, and SVG rendered by Graphviz's `dot`.
+"""Drawings: Graphviz DOT with token labels (rendered as SVG by `fstsynth.drawing`).
 
 Public API:
     to_dot(fst, title="", max_states=MAX_STATES) -> str
-    to_svg(dot_text) -> bytes
     Error, MAX_STATES
 
 The DOT text is OpenFst's own drawer (`Fst.draw`) with the attached symbol table, so arcs
@@ -13,8 +12,6 @@ of more than `MAX_STATES` is refused (it would be unreadable and slow to lay out
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -51,17 +48,3 @@ def to_dot(fst: pynini.Fst, title: str = "", max_states: int = MAX_STATES) -> st
         return Path(tmp).read_text(encoding="utf-8")
     finally:
         os.unlink(tmp)
-
-
-def to_svg(dot_text: str) -> bytes:
-    """Render DOT with Graphviz's `dot -Tsvg`."""
-    dot = shutil.which("dot")
-    if dot is None:
-        raise Error("--format svg needs Graphviz's `dot` program (Debian package graphviz); "
-                    "use --format dot to write the DOT text instead")
-    proc = subprocess.run(
-        [dot, "-Tsvg"], input=dot_text.encode("utf-8"), capture_output=True, check=False
-    )
-    if proc.returncode != 0:
-        raise Error(f"dot failed: {proc.stderr.decode('utf-8', 'replace').strip()[:300]}")
-    return proc.stdout

@@ -29,9 +29,10 @@ from pathlib import Path
 import pynini
 
 from exporters.att import to_att, write_att, write_symbols
-from exporters.dot import to_dot, to_svg
+from exporters.dot import to_dot
 from exporters.foma_script import program_to_foma
 from fstsynth.compiler import CompositionTooLargeError
+from fstsynth.drawing import to_svg
 from fstsynth.errors import UserError
 from fstsynth.far import write_far
 from fstsynth.fileio import atomic_write_bytes, atomic_write_text

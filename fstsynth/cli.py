@@ -356,7 +356,7 @@ def show(
 
 
 def format_model(model: "Model", fmt: str = "dsl") -> str:
-    from exporters.spe import rule_to_spe
+    from fstsynth.spe import rule_to_spe
 
     lines = []
     for (s, t), pm in sorted(model.pairs.items()):

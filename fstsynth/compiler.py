@@ -62,7 +62,8 @@ from fstsynth.bimachine import (
 )
 from fstsynth.dsl import Program, Transformation
 from fstsynth.progress import report
-from fstsynth.tables import CONSTANT, UNK, Tables, lowest_rules
+from fstsynth.table_format import CONSTANT, UNK, lowest_rules
+from fstsynth.tables import Tables
 from fstsynth.transducers import (
     EPSILON,
     CompositionTooLargeError,

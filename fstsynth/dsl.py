@@ -327,38 +327,6 @@ class Program:
         return sum(len(p.rules) for p in self.passes)
 
 
-def offsets_read(rule: Rule) -> list[int]:
-    """Every offset the rule looks at (predicates and copies), for window sizes."""
-    out: list[int] = []
-    for pred in rule.predicates:
-        while isinstance(pred, Not):
-            pred = pred.predicate
-        if isinstance(pred, TierIs):
-            continue  # reads a whole tier, not a fixed offset
-        out.append(pred.offset)
-    if isinstance(rule.transformation, (CopyReplace, CopyInsert)):
-        out.append(rule.transformation.offset)
-    if isinstance(rule.transformation, Agree) and rule.transformation.tier is None:
-        out.append(rule.transformation.offset)
-    return out
-
-
-def referenced_tags(pass_: Pass) -> set[Transformation]:
-    """Transformations that `TransformationApplied` predicates of this pass test for."""
-    tags: set[Transformation] = set()
-
-    def visit(pred: Predicate) -> None:
-        if isinstance(pred, Not):
-            visit(pred.predicate)
-        elif isinstance(pred, TransformationApplied):
-            tags.add(pred.transformation)
-
-    for rule in pass_.rules:
-        for pred in rule.predicates:
-            visit(pred)
-    return tags
-
-
 # ------------------------------------------------------------------------------- JSON
 
 
@@ -711,24 +679,3 @@ def parse(text: str) -> Any:
     node = parser.node()
     parser.done()
     return node
-
-
-def pass_looks_unboundedly_right(pass_: Pass) -> bool:
-    """True if some rule of the pass tests a tier to the right (`TierIs` with index > 0).
-
-    Such a rule depends on tokens arbitrarily far ahead, so the pass is not a
-    subsequential function and has no deterministic (left-to-right) table form.
-    """
-
-    def right(pred: Predicate) -> bool:
-        while isinstance(pred, Not):
-            pred = pred.predicate
-        return isinstance(pred, TierIs) and pred.index > 0
-
-    return any(right(p) for r in pass_.rules for p in r.predicates)
-
-
-def looks_unboundedly_right(program: Program) -> bool:
-    """True if some pass of the program looks unboundedly right (see
-    `pass_looks_unboundedly_right`)."""
-    return any(pass_looks_unboundedly_right(pass_) for pass_ in program.passes)

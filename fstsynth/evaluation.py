@@ -90,7 +90,7 @@ class Firing:
     rule: "Rule"
 
     def __str__(self) -> str:
-        from exporters.spe import EMPTY, rule_to_spe
+        from fstsynth.spe import EMPTY, rule_to_spe
 
         where = "start" if self.position == 0 else f"{self.position} ({self.token})"
         return (

@@ -29,7 +29,7 @@ from fstsynth.fileio import completed_writes, interrupted_summary, raise_if_inte
 
 if TYPE_CHECKING:
     from fstsynth.guard import Guard
-    from fstsynth.stream import Block, ByteApplier, CompiledApplier
+    from fstsynth.stream import Block, ByteApplier
 
 #: Exit codes: a user error (and a usage error), `--check` finding a mismatch, a closed
 #: output pipe (as a shell reports SIGPIPE), Ctrl-C.
@@ -175,7 +175,7 @@ def run_apply(
         for line, word, prediction in zip(batch.lines, batch.words, batch.predictions):
             out.append(_output_line(line, prediction, fmt, join))
             if trace:
-                from exporters.spe import derivation
+                from fstsynth.spe import derivation
 
                 mapped = pm.map_unknown(word)
                 out.extend("  " + line for line in derivation(pm.program, mapped, model.features))
@@ -212,7 +212,7 @@ def _splitter(alphabet: Iterable[str]) -> Callable[[str], tuple[str, ...]]:
 
 
 def _stdin_words(
-    read: Iterable["Block"], fast: "ByteApplier | CompiledApplier | None" = None, unseen: Counter | None = None
+    read: Iterable["Block"], fast: "ByteApplier | None" = None, unseen: Counter | None = None
 ) -> Iterator[List[str]]:
     """The words of blocks of lines read from standard input: a line starting with `#`
     is a comment, as in a TSV (skipped); of a TSV line, `source<TAB>target`, the source

@@ -128,7 +128,9 @@ def learn_model(
             "%s: column %r has no row with another known cell: its '?' cells cannot be "
             "learned", problem.source or problem.name, problem.columns[j],
         )
-    alphabet = tuple(sorted(problem.alphabet()))
+    # Every token of the features (a features file's whole inventory), trained on or
+    # not, is known to the model: read by its features, never `<unk>`.
+    alphabet = tuple(sorted(problem.alphabet() | set(problem.features)))
     # Learning, the transducers and the interpreter all read these features: the
     # problem's, vowel/consonant classes where it gives none, and features derived from
     # IPA for the tokens it says nothing of (used where cross-validation says they help).

@@ -25,7 +25,7 @@ import numpy as np
 import pynini
 
 from fstsynth.errors import UserError
-from fstsynth.tables import UNK
+from fstsynth.table_format import UNK
 from fstsynth.types import Token, Word
 
 EPSILON = "<eps>"

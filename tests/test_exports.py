@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,7 +18,7 @@ from typer.testing import CliRunner
 
 from exporters.att import to_att
 from exporters.foma_script import foma_symbol, program_to_foma, tag_symbols
-from exporters.spe import derivation, rule_to_spe
+from fstsynth.spe import derivation, rule_to_spe
 from fsttools import (
     foma_definitions,
     foma_spaced_apply,
@@ -451,6 +452,50 @@ def test_every_construct_through_foma_script_and_att(program, alphabet, features
     assert not wrong, f"HFST: {len(wrong)} words differ, e.g. {wrong[:3]}"
 
 
+# Feature names a features file may hold, which must not reach foma as they are (foma
+# 0.10 crashed on a defined name with `_` in a rule context: issue 26), and a token
+# spelled like the name the script would otherwise give a class.
+ODD_FEATURES = {
+    "a": {"ipa.back": True, "a_b": True, "syl": True},
+    "i": {"x-1": True, "syl": True},
+    "t": {"2nd": True, "a_b": True},
+    "Fab": {"x-1": True},
+    "s": {},
+}
+ODD_NAMES_PROGRAM = Program((
+    Pass((
+        Rule((Is("a_b", -1), IsToken(BOUNDARY, 1)), Insert(("s",))),
+        Rule((Is("ipa.back", 0), TierIs("syl", "x-1", 1)), ReplaceBy("a", ("i",))),
+        Rule((Not(Is("2nd", 1)), Is("x-1", 0)), Delete()),
+        Rule((Is("2nd", 0), Not(TierIs("syl", "ipa.back", -1))), ReplaceAnyBy(("Fab",))),
+    )),
+))
+
+
+def test_foma_class_names_are_letters_and_digits_whatever_the_feature_names(tmp_path: Path) -> None:
+    require("foma", "flookup")
+    alphabet = tuple(sorted(ODD_FEATURES))
+    script = program_to_foma(ODD_NAMES_PROGRAM, alphabet, ODD_FEATURES)
+    defined = re.findall(r"^define (\S+) ", script, flags=re.M)
+    assert all(re.fullmatch(r"[A-Za-z0-9]+", name) for name in defined), defined
+    assert len(set(defined)) == len(defined) and "Fab" not in defined  # `Fab` is a token
+    (tmp_path / "rules.foma").write_text(script, encoding="utf-8")
+    words = list(all_words(alphabet, 4))
+    expected = [interpret(ODD_NAMES_PROGRAM, w, ODD_FEATURES) for w in words]
+    assert len(set(expected)) > 100, "the program should do many different things"
+    got = foma_spaced_apply(f"source {tmp_path / 'rules.foma'}", list(alphabet), words, tmp_path)
+    wrong = [(w, e, g) for w, e, g in zip(words, expected, got) if e != g]
+    assert not wrong, f"foma: {len(wrong)} words differ, e.g. {wrong[:3]}"
+
+
+def test_foma_script_refuses_a_token_spelled_as_one_of_its_names() -> None:
+    from exporters.foma_script import Error
+
+    for token in ("Tok", "Pass1", "Marks2", "Model"):
+        with pytest.raises(Error, match=f"token '{token}' is spelled as a name the foma script defines"):
+            program_to_foma(ODD_NAMES_PROGRAM, ("a", token), ODD_FEATURES)
+
+
 def test_pass_transducers_one_after_the_other_in_every_tool(tmp_path: Path) -> None:
     """The stage transducers (what the model keeps; `export --passes` composes each
     pass's) and the uncomposed foma script, applied one after the other by OpenFst,
@@ -543,6 +588,23 @@ def test_too_big_to_draw_is_a_clear_error(plural: Path, tmp_path: Path) -> None:
 
     with pytest.raises(Error, match="too many to draw"):
         to_dot(load_model(plural).pair().transducers().composed(), max_states=2)
+
+
+def test_the_library_never_imports_the_exporters() -> None:
+    """Exporters only export: the SPE view and SVG rendering the library uses live in
+    the package. Only the CLI's `export` command (the top layer) imports exporters."""
+    import ast
+
+    importers = []
+    for path in sorted((ROOT / "fstsynth").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                if name == "exporters" or name.startswith("exporters."):
+                    importers.append((path.relative_to(ROOT).as_posix(), name))
+    assert importers == [("fstsynth/cli.py", "exporters.export")]
 
 
 # ----------------------------------------------------------------------------- CLI

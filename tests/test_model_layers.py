@@ -16,10 +16,10 @@ PACKAGE = ROOT / "fstsynth"
 #: layer or of lower ones. (`synthesis` is one node: its modules are one package.)
 LAYERS: list[set[str]] = [
     {"errors", "types", "progress"},
-    {"arrays", "fileio", "guard", "console"},
-    {"dsl", "features", "problem", "alignment"},
-    {"interpreter", "chunks", "pairngram", "tables", "_walk"},
-    {"bimachine", "far", "transducers"},
+    {"arrays", "fileio", "guard", "console", "drawing"},
+    {"dsl", "features", "problem", "alignment", "table_format"},
+    {"interpreter", "chunks", "pairngram", "rule_shape", "tables", "batch_walker", "word_walker", "_walk"},
+    {"bimachine", "far", "transducers", "block_walker", "spe"},
     {"compiler", "synthesis"},
     {"random_programs", "evaluation"},
     {"model"},  # models as values: what a model is and does with a word

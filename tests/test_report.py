@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import DATA
-from exporters.spe import rule_to_spe
+from fstsynth.spe import rule_to_spe
 from fstsynth.cli import app
 from fstsynth.model_file import load_model, save_model
 from fstsynth.problem import load_problem
