@@ -197,9 +197,9 @@ def test_export_passes_writes_one_transducer_per_pass(paradigm: Path, tmp_path: 
 
 
 def test_a_composition_too_large_to_build_is_refused_with_a_hint(plural: Path, tmp_path: Path, monkeypatch) -> None:
-    import fstsynth.compiler as compiler
+    import fstsynth.transducers as transducers
 
-    monkeypatch.setattr(compiler, "MAX_COMPOSED_STATES_BOUND", 1)
+    monkeypatch.setattr(transducers, "MAX_COMPOSED_STATES_BOUND", 1)
     result = cli("export", str(plural), "--format", "far", "-o", str(tmp_path / "x.far"))
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
