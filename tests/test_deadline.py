@@ -49,7 +49,7 @@ def test_time_limit_holds_under_auto():
         problem = Problem("made-up", ("latin", "cyrillic"), tuple(_transliteration(rows)), (), {}, directed=True)
         reports: list[float] = []
         try:
-            with progress.listening(lambda step: reports.append(time.monotonic())):
+            with progress.listening(lambda step, seen=reports: seen.append(time.monotonic())):
                 learn_model(problem, Options(variant="auto", time_limit=limit))
         except ModelError as error:
             assert "time limit" in str(error)
