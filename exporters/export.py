@@ -21,6 +21,9 @@ Formats (each is read by a real tool in the tests, see tests/test_exports.py):
   passes are defined but not composed (foma takes minutes to compose some programs).
 - `dot` / `svg`: a drawing (Graphviz), one column pair, small transducers only
   (`exporters.dot`; `dot` lays out the SVG under a time limit, `fstsynth.drawing`).
+- `pynini`: a Python module of Pynini rewrite rules (`exporters.pynini_grammar`), every
+  column pair unless `source`/`target` pick one; run as a script it writes a FAR with
+  one transducer per pair (`pair-S-T`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import pynini
 from exporters.att import to_att, write_att, write_symbols
 from exporters.dot import TOO_BIG_HINT, to_dot
 from exporters.foma_script import program_to_foma
+from exporters.pynini_grammar import GrammarPair, grammar_source
 from fstsynth.compiler import CompositionTooLargeError
 from fstsynth.drawing import to_svg
 from fstsynth.errors import UserError
@@ -40,7 +44,7 @@ from fstsynth.fileio import atomic_write_bytes, atomic_write_text
 from fstsynth.model import Model, PairModel, far_key
 from fstsynth.tables import UNK
 
-FORMATS = ("far", "att", "foma", "dot", "svg")
+FORMATS = ("far", "att", "foma", "dot", "svg", "pynini")
 
 
 class Error(UserError):
@@ -100,6 +104,12 @@ def export_model(
         else:
             fsts = {far_key(pm.source, pm.target): _composed(model, pm) for pm in chosen}
         write_far(path, fsts)
+        return [path]
+    if fmt == "pynini":
+        chosen = list(model.pairs.values()) if source is None and target is None else [model.pair(source, target)]
+        pairs = [GrammarPair(far_key(pm.source, pm.target), _title(model, pm), pm.program) for pm in chosen]
+        tokens = sorted({tok for pm in chosen for tok in pm.tables.tokens})
+        atomic_write_text(path, grammar_source(pairs, tokens, model.features, model.name))
         return [path]
     pm = model.pair(source, target)
     if fmt == "att":

@@ -64,7 +64,9 @@ from fstsynth.rule_shape import (
 )
 from fstsynth.errors import UserError
 from fstsynth.arrays import Array
-from fstsynth.tables import CONSTANT, OFFSET, UNK, PassTables, Tables
+from fstsynth.table_format import CONSTANT, OFFSET, UNK, PassTables
+from fstsynth.table_format import lowest_rule as lowest_rule  # (part of this module's API)
+from fstsynth.tables import Tables
 from fstsynth.types import Features, Token
 
 #: The value of a cell past either end of the word.
@@ -137,11 +139,6 @@ class PassMachine:
 
 def mask_words(rules: int) -> int:
     return max(1, (rules + 63) // 64)
-
-
-def lowest_rule(mask: int, rules: int) -> int:
-    """The first rule in `mask` (a Python int), or `rules` if there is none."""
-    return (mask & -mask).bit_length() - 1 if mask else rules
 
 
 def to_words(masks: Sequence[int], rules: int) -> np.ndarray:

@@ -4,6 +4,7 @@ Public API:
     predicates:      IsToken, Is, TransformationApplied, TierIs, Not   (type Predicate)
     transformations: ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert,
                      Identity, SetFeatures, Agree                  (type Transformation)
+    TaggedToken (a token with the transformation that produced it)
     Rule, Pass, Program
     to_json(node) / from_json(data)
     parse(text)  (inverse of str: parse(str(node)) == node)
@@ -30,7 +31,7 @@ from __future__ import annotations
 import json
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 from fstsynth.types import Token
 
 BOUNDARY: None = None
@@ -265,6 +266,8 @@ class Agree:
 Transformation = Union[
     ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert, Identity, SetFeatures, Agree
 ]
+#: A token with the transformation that produced it in the previous pass (None: input).
+TaggedToken = tuple[Token, Optional[Transformation]]
 
 PREDICATE_TYPES: tuple[type[Predicate], ...] = (IsToken, Is, TransformationApplied, TierIs, Not)
 TRANSFORMATION_TYPES: tuple[type[Transformation], ...] = (

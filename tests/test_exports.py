@@ -53,7 +53,7 @@ from fstsynth.dsl import (
     TransformationApplied,
 )
 from fstsynth.interpreter import run as interpret
-from fstsynth.model import load_model
+from fstsynth.model_file import load_model, save_model
 from fstsynth.problem import load_problem
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +79,7 @@ def plural(tmp_path_factory) -> Path:
 def paradigm(tmp_path_factory, paradigm_default) -> Path:
     """data/paradigm.json's model (default options; learned once per session) saved."""
     out = tmp_path_factory.mktemp("paradigm") / "model"
-    paradigm_default[1].save(out)
+    save_model(paradigm_default[1], out)
     return out
 
 
@@ -200,9 +200,9 @@ def test_export_passes_writes_one_transducer_per_pass(paradigm: Path, tmp_path: 
 
 
 def test_a_composition_too_large_to_build_is_refused_with_a_hint(plural: Path, tmp_path: Path, monkeypatch) -> None:
-    import fstsynth.compiler as compiler
+    import fstsynth.transducers as transducers
 
-    monkeypatch.setattr(compiler, "MAX_COMPOSED_STATES_BOUND", 1)
+    monkeypatch.setattr(transducers, "MAX_COMPOSED_STATES_BOUND", 1)
     result = cli("export", str(plural), "--format", "far", "-o", str(tmp_path / "x.far"))
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
@@ -600,19 +600,21 @@ def test_too_big_to_draw_is_a_clear_error(plural: Path, tmp_path: Path) -> None:
 
 def _saved_model(program: Program, alphabet: tuple[str, ...], path: Path) -> Path:
     """A model of one column pair compiled from a hand-written program, saved."""
-    from fstsynth.model import Model, PairModel, saved_options
+    from fstsynth.learning import saved_options
+    from fstsynth.model import Model, PairModel
+    from fstsynth.model_file import save_model
     from fstsynth.synthesis import Options
 
     compiled = compile_program(program, alphabet, {})
     pair = PairModel(0, 1, program, 0.0, 0, 0, compiled.tables(), compiled.transducers, alphabet=alphabet)
-    Model(("source", "target"), {}, saved_options(Options()), alphabet, {(0, 1): pair}).save(path)
+    save_model(Model(("source", "target"), {}, saved_options(Options()), alphabet, {(0, 1): pair}), path)
     return path
 
 
 def test_a_drawing_of_thousands_of_arcs_is_refused_at_once_naming_report(tmp_path: Path) -> None:
     """Issue 26: `export --format svg` of a 3,503-arc model ran Graphviz for over ten
     minutes with no message. A model of that size is now refused with one line."""
-    from fstsynth.compiler import arc_count
+    from fstsynth.transducers import arc_count
 
     letters = tuple("abcdefghijklmnopqrstuvwxyz")
     rules = tuple(
