@@ -464,7 +464,13 @@ def from_json(data: Any) -> Any:
 
 
 class ParseError(Error):
-    """Text in the paper's notation could not be parsed; the message says where."""
+    """Text in the paper's notation could not be parsed; the message says where.
+    `index`: the character of the text where it failed; `reason`: what went wrong there."""
+
+    def __init__(self, message: str, index: int = 0, reason: str = "") -> None:
+        super().__init__(message)
+        self.index = index
+        self.reason = reason or message
 
 
 _PREDICATE_NAMES = {"IsToken", "Is", "TransformationApplied", "TierIs", "Not"}
@@ -478,7 +484,9 @@ class _Parser:
         self.pos = 0
 
     def fail(self, what: str) -> ParseError:
-        return ParseError(f"could not parse {self.text!r} at index {self.pos}: expected {what}")
+        return ParseError(
+            f"could not parse {self.text!r} at index {self.pos}: expected {what}", self.pos, f"expected {what}"
+        )
 
     def skip(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():
@@ -553,7 +561,7 @@ class _Parser:
         try:
             return make()
         except Error as exc:
-            raise ParseError(f"could not parse {self.text!r}: {exc}") from None
+            raise ParseError(f"could not parse {self.text!r}: {exc}", self.pos, str(exc)) from None
 
     def node(self) -> Any:
         name = self.name()
@@ -663,6 +671,25 @@ class _Parser:
         self.expect(")")
         return tr
 
+    def program(self) -> Program:
+        """Passes as `str(Program)` writes them: `pass 1: <pass>`, `pass 2: ...`."""
+        passes: list[Pass] = []
+        while not self.at_end():
+            self.expect(f"pass {len(passes) + 1}:")
+            passes.append(self.as_pass(self.node()))
+        return Program(tuple(passes))
+
+    def as_pass(self, node: Any) -> Pass:
+        """A node as a pass: a pass of one rule prints as that rule, an empty pass as
+        `Identity(x)`."""
+        if isinstance(node, Pass):
+            return node
+        return Pass(()) if node == Identity() else Pass((self.as_rule(node),))
+
+    def at_end(self) -> bool:
+        self.skip()
+        return self.pos == len(self.text)
+
     def done(self) -> None:
         self.skip()
         if self.pos != len(self.text):
@@ -674,8 +701,11 @@ def parse(text: str) -> Any:
 
     A bare transformation parses as itself; `IfThen(...)` as a `Rule`; `Else(...)` as a
     `Pass`. (An `Else` chain of one rule prints as that rule, and parses as a `Rule`.)
+    A program's lines (`pass 1: ...`; none for the empty program) parse as the `Program`.
     """
     parser = _Parser(text)
+    if parser.at_end() or parser.peek("pass "):
+        return parser.program()
     node = parser.node()
     parser.done()
     return node
