@@ -147,7 +147,10 @@ def compile(
         problem = read_pairs(data, "data")
     else:
         columns = [c for pair in written for c in (pair.source, pair.target) if c is not None]
-        problem = Problem(name, tuple(dict.fromkeys(columns)) or ("source", "target"), (), (), directed=not columns)
+        problem = Problem(
+            name, tuple(dict.fromkeys(columns)) or ("source", "target"), (), (), directed=not columns,
+            source=rules if isinstance(rules, Path) else None,
+        )
     if features is not None:
         table, where = _features(features)
         if problem.cells:  # checked against the words' tokens

@@ -474,6 +474,7 @@ class ParseError(Error):
 
 
 _PREDICATE_NAMES = {"IsToken", "Is", "TransformationApplied", "TierIs", "Not"}
+_NODE_NAMES = {"IfThen", "Else", *_PREDICATE_NAMES, *(t.__name__ for t in TRANSFORMATION_TYPES)}
 
 
 class _Parser:
@@ -565,6 +566,9 @@ class _Parser:
 
     def node(self) -> Any:
         name = self.name()
+        if name not in _NODE_NAMES:
+            self.pos -= len(name)  # an error points at the name
+            raise self.fail("a transformation name")
         self.expect("(")
         if name == "IfThen":
             pred = self.predicate_after_name(self.name())
@@ -594,6 +598,7 @@ class _Parser:
 
     def predicate_after_name(self, name: str) -> Predicate:
         if name not in _PREDICATE_NAMES:
+            self.pos -= len(name)  # an error points at the name
             raise self.fail("a predicate")
         self.expect("(")
         return self.predicate_body(name)
@@ -701,10 +706,11 @@ def parse(text: str) -> Any:
 
     A bare transformation parses as itself; `IfThen(...)` as a `Rule`; `Else(...)` as a
     `Pass`. (An `Else` chain of one rule prints as that rule, and parses as a `Rule`.)
-    A program's lines (`pass 1: ...`; none for the empty program) parse as the `Program`.
+    A program's lines (`pass 1: ...`) parse as the `Program` (but the empty program
+    prints as nothing, and nothing is an error here).
     """
     parser = _Parser(text)
-    if parser.at_end() or parser.peek("pass "):
+    if parser.peek("pass "):
         return parser.program()
     node = parser.node()
     parser.done()

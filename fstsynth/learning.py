@@ -25,7 +25,7 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from fstsynth.dsl import BOUNDARY, IsToken, Program
+from fstsynth.dsl import BOUNDARY, Is, IsToken, Program
 from fstsynth.errors import UserError
 from fstsynth.model import Error, Model, PairModel
 from fstsynth.table_format import UNK
@@ -206,18 +206,25 @@ def compile_model(
     if not programs:
         raise Error(f"{problem.name}: no program to compile")
     check_limits(problem, list(programs))
-    mentioned = {
-        test.test.token
-        for program in programs.values()
-        for pass_ in program.passes
-        for rule in pass_.rules
-        for slot in shape_of(rule).slots
-        for test in slot.tests
-        if isinstance(test.test, IsToken) and test.test.token is not BOUNDARY
-    }
+    shapes = [shape_of(rule) for program in programs.values() for pass_ in program.passes for rule in pass_.rules]
+    tests = [test.test for shape in shapes for slot in shape.slots for test in slot.tests]
+    mentioned = {test.token for test in tests if isinstance(test, IsToken) and test.token is not BOUNDARY}
     for program in programs.values():
         mentioned |= program_tokens(program, ()) - {UNK}
     alphabet, features = inventory(problem, mentioned)
+    # A feature no known token has makes its tests fail everywhere: most likely the
+    # features (or the words that bring them) were not given.
+    tested = {test.feature for test in tests if isinstance(test, Is)}
+    tested |= {tier.test.tier for shape in shapes for tier in shape.tiers}
+    tested |= {tier.test.feature for shape in shapes for tier in shape.tiers if tier.test.feature is not BOUNDARY}
+    held = {name for feats in features.values() for name, value in feats.items() if value}
+    missing = sorted(tested - held)
+    if missing:
+        log.warning(
+            "%s: the rules test %s, which no token the model knows has: give the features "
+            "(--features) or the words they are for (--data)",
+            problem.source or problem.name, ", ".join(repr(name) for name in missing),
+        )
     compiled_pairs: dict[tuple[int, int], PairModel] = {}
     for k, ((s, t), program) in enumerate(sorted(programs.items())):
         label = f"{problem.columns[s]} -> {problem.columns[t]}"
