@@ -450,7 +450,8 @@ def report(
 
 EXPORT_HELP = (
     "far (OpenFst archive), att (AT&T text + .syms, for HFST and foma), "
-    "foma (a foma/XFST script of the rules), dot or svg (a drawing)."
+    "foma (a foma/XFST script of the rules), dot or svg (a drawing), "
+    "pynini (a Python module of Pynini rewrite rules)."
 )
 
 
