@@ -207,6 +207,41 @@ def learn(
     _guard(body)
 
 
+@app.command("compile")
+def compile_rules(
+    rules: Path = typer.Argument(
+        ..., help="The rules: the text `fstsynth show` prints, edited or written by hand (README: Compiling rules)."
+    ),
+    output: Path = typer.Option(..., "--output", "-o", help="Model directory to write."),
+    features: Optional[Path] = typer.Option(None, "--features", help=FEATURES_HELP),
+    data: Optional[Path] = typer.Option(
+        None, "--data",
+        help="A problem JSON file or a TSV: the model knows its tokens and keeps its rows (for report).",
+    ),
+    time_limit: Optional[float] = typer.Option(DEFAULT_TIME_LIMIT, "--time-limit", help=TIME_LIMIT_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
+) -> None:
+    """Compile RULES into a model directory, as `learn` compiles the rules it learns."""
+
+    def body() -> None:
+        from fstsynth.api import compile as compile_model
+        from fstsynth.console import showing_progress
+        from fstsynth.fileio import check_writable
+
+        _options(DEFAULT_VARIANT, time_limit, "global")  # a bad --time-limit fails before any work
+        check_writable(output)
+        with showing_progress(quiet):
+            model = compile_model(rules, features=features, data=data, time_limit=time_limit or None)
+            model.save(output)
+        for (s, t), pm in sorted(model.pairs.items()):
+            per_pass = ", ".join(str(len(p.rules)) for p in pm.program.passes) or "0"
+            reproduced = f"rows reproduced {pm.train_correct}/{pm.train_total}" if pm.train_total else "no rows"
+            typer.echo(f"  {model.columns[s]} -> {model.columns[t]}: rules per pass [{per_pass}], {reproduced}")
+        typer.echo(f"model written to {output}")
+
+    _guard(body)
+
+
 def _has_features(model: "Model") -> bool:
     """Whether the model has features beyond those fstsynth adds by itself (vowel/cons,
     and the ones derived from IPA)."""
