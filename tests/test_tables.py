@@ -205,8 +205,9 @@ def test_the_compiled_walker_agrees_with_the_python_walker(seed):
     alone = [w for w in words if len(w) == 1 and unseen(w)]
     words = [w for w in words if not (len(w) == 1 and unseen(w))]
     expected = [tables.apply(w) for w in words]
+    data = "".join(" ".join(w) + "\n" for w in words).encode()
     for sep in (" ", "", "+-"):
-        printed, fix = walker.apply_block("".join(" ".join(w) + "\n" for w in words).encode(), sep.encode())
+        printed, fix = walker.apply_block(data, sep.encode())
         assert printed.decode().split("\n")[:-1] == [sep.join(out) for out in expected], str(program)
         assert fix == [k for k, w in enumerate(words) if unseen(w)]
     for word in alone:
