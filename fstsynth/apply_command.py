@@ -103,7 +103,7 @@ def run_apply(
     exit code 0, or 1 if `check` found words where the transducer and the interpreter
     differ. Errors are raised (`guarded` reports them). `on_input`: called with the
     bytes of standard input read so far, after each read."""
-    from fstsynth.model import load_model
+    from fstsynth.model_file import load_model
     from fstsynth.stream import blocks
 
     if fmt not in APPLY_FORMATS:
@@ -155,7 +155,7 @@ def _block_applier(
     model_dir: Path, source: str | None, target: str | None, sep: str, fmt: str, encoding: str
 ) -> "BlockApplier":
     """The block applier of a worker of `--jobs`: the model read from its files."""
-    from fstsynth.model import load_model
+    from fstsynth.model_file import load_model
 
     model = load_model(model_dir)
     return _block_applier_of(model.pair(source, target), set(model.alphabet), sep, fmt, encoding)
@@ -200,7 +200,7 @@ def _apply_lines(
         for line, word, text, k in zip(batch.lines, batch.words, texts, range(len(texts))):
             out.append(f"{line}\t{text}" if fmt == "tsv" else text)
             if trace:
-                from exporters.spe import derivation
+                from fstsynth.spe import derivation
 
                 mapped = pm.map_unknown(word)
                 out.extend("  " + step for step in derivation(pm.program, mapped, features))
@@ -316,7 +316,7 @@ WATCH_BYTES = 1 << 22
 def _model_bytes(directory: Path) -> int:
     """The size of the files loading the model in `directory` reads (0 where missing:
     loading reports that)."""
-    from fstsynth.model import MODEL_JSON, MODEL_TABLES
+    from fstsynth.model_file import MODEL_JSON, MODEL_TABLES
 
     total = 0
     for name in (MODEL_JSON, MODEL_TABLES):

@@ -178,11 +178,12 @@ def learn(
         from fstsynth.api import learn as learn_pairs
         from fstsynth.console import showing_progress
         from fstsynth.fileio import check_writable
+        from fstsynth.learning import collector_paused
 
         checked = _options(variant, time_limit, alignment)  # fail on a bad option before reading
         check_writable(output)  # fail now, not after learning
         started = time.perf_counter()
-        with showing_progress(quiet):
+        with showing_progress(quiet), collector_paused():
             model = learn_pairs(
                 input, features=features, variant=variant, time_limit=checked.time_limit,
                 alignment=alignment, jobs=jobs,
@@ -284,7 +285,7 @@ def evaluate(
         from fstsynth.evaluation import evaluate_pairs
         from fstsynth.fileio import atomic_write_text, check_writable
         from fstsynth.formatting import format_evaluation
-        from fstsynth.model import load_model
+        from fstsynth.model_file import load_model
 
         if json_path is not None:
             check_writable(json_path)
@@ -315,7 +316,7 @@ def show(
         if fmt not in SHOW_FORMATS:
             raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(SHOW_FORMATS)}")
         from fstsynth.formatting import format_model
-        from fstsynth.model import load_model
+        from fstsynth.model_file import load_model
 
         model = load_model(model_dir)
         typer.echo(format_model(model, fmt))
@@ -339,7 +340,7 @@ def report(
     def body() -> None:
         from fstsynth.console import showing_progress
         from fstsynth.fileio import check_writable
-        from fstsynth.model import load_model
+        from fstsynth.model_file import load_model
         from fstsynth.problem import load_problem
         from fstsynth.report import write_report
 
@@ -363,7 +364,8 @@ def report(
 
 EXPORT_HELP = (
     "far (OpenFst archive), att (AT&T text + .syms, for HFST and foma), "
-    "foma (a foma/XFST script of the rules), dot or svg (a drawing)."
+    "foma (a foma/XFST script of the rules), dot or svg (a drawing), "
+    "pynini (a Python module of Pynini rewrite rules)."
 )
 
 
@@ -383,7 +385,7 @@ def export(
 
     def body() -> None:
         from exporters.export import export_model
-        from fstsynth.model import load_model
+        from fstsynth.model_file import load_model
 
         model = load_model(model_dir)
         for path in export_model(model, fmt, output, source, target, passes):
@@ -423,6 +425,7 @@ def solve(
     def body() -> None:
         from fstsynth.console import showing_progress
         from fstsynth.fileio import check_writable
+        from fstsynth.learning import collector_paused
 
         files = _problem_files(problems)
         options = _options(variant, time_limit, alignment)
@@ -433,7 +436,7 @@ def solve(
             out.mkdir()
         check_writable(out / "answer")
         started = time.perf_counter()
-        with showing_progress(quiet):
+        with showing_progress(quiet), collector_paused():
             total_mismatches, failures = _solve_all(files, options, out, check, jobs)
         typer.echo(
             f"solved {len(files) - failures}/{len(files)} problem(s) in {time.perf_counter() - started:.1f}s"

@@ -46,7 +46,7 @@ def format_evaluation(result: "Evaluation", shown: int, join: bool = False) -> s
 
 def format_model(model: "Model", fmt: str = "dsl") -> str:
     """The rules of every column pair, pass by pass: in the DSL (`dsl`) or as SPE rules (`spe`)."""
-    from exporters.spe import rule_to_spe
+    from fstsynth.spe import rule_to_spe
 
     lines = []
     for (s, t), pm in sorted(model.pairs.items()):

@@ -48,11 +48,12 @@ def test_tables_agree_with_transducers_and_interpreter(seed):
 
 @pytest.fixture(scope="module")
 def plural_model(tmp_path_factory) -> Path:
-    from fstsynth.model import learn_model
+    from fstsynth.learning import learn_model
+    from fstsynth.model_file import save_model
     from fstsynth.problem import load_problem
 
     directory = tmp_path_factory.mktemp("apply") / "plural"
-    learn_model(load_problem(DATA / "plural.tsv")).save(directory)
+    save_model(learn_model(load_problem(DATA / "plural.tsv")), directory)
     return directory
 
 
@@ -96,7 +97,7 @@ def test_with_the_compiled_walker_apply_reads_many_words_without_numpy(plural_mo
     """Where the optional compiled walker (`fstsynth._walk`) is built, a file of words
     goes through it: numpy (a tenth of a second to import) is not imported, and the
     outputs are the tables' own."""
-    from fstsynth.model import load_model
+    from fstsynth.model_file import load_model
 
     pm = load_model(plural_model).pair()
     compiled_walker(pm.tables, [True] * len(pm.tables.tokens))  # (or a skip)
@@ -239,7 +240,7 @@ def test_apply_never_compiles(plural_model, monkeypatch):
     """A loaded model predicts through the tables it was saved with."""
     import fstsynth.bimachine as bimachine
     import fstsynth.compiler as compiler
-    from fstsynth.model import load_model
+    from fstsynth.model_file import load_model
 
     def no_compile(*args, **kwargs):
         raise AssertionError("compiled again")

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from fstsynth.cli import app
 from fstsynth.far import check_far
-from fstsynth.model import FORMAT_VERSION, load_model
+from fstsynth.model_file import FORMAT_VERSION, load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -370,7 +370,7 @@ def test_a_model_replaced_while_loading_is_read_whole(model_dir, tmp_path, monke
     """`learn` swaps a whole new model in (a rename, as `fileio.atomic_directory`
     does); a reader between reading the JSON and the tables reads the version whose
     JSON it read, never a mix; its transducers, read later, are refused as changed."""
-    import fstsynth.model as model_module
+    import fstsynth.model_file as model_module
 
     old, new, live = tmp_path / "old", tmp_path / "new", tmp_path / "live"
     shutil.copytree(model_dir, old)
@@ -400,7 +400,7 @@ def test_a_model_replaced_while_loading_is_read_whole(model_dir, tmp_path, monke
 
 
 def test_a_model_replaced_again_and_again_is_refused_with_a_retry_hint(model_dir, tmp_path, monkeypatch):
-    import fstsynth.model as model_module
+    import fstsynth.model_file as model_module
 
     live = tmp_path / "live"
     shutil.copytree(model_dir, live)

@@ -14,7 +14,8 @@ import pytest
 
 from conftest import ROOT
 from fstsynth.block_walker import OTHER_SPACE
-from fstsynth.model import PairModel, load_model
+from fstsynth.model import PairModel
+from fstsynth.model_file import load_model
 from fstsynth.problem import WordSplitter
 from fstsynth.stream import BLOCK_WALKERS, MIN_BYTE_LINES, Block, ByteApplier, byte_applier, predict_batches
 from test_fast_apply import _env
