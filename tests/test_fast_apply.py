@@ -211,6 +211,9 @@ _ROUTES = {
         (["MODEL", "-f", "tsv", "--join", "k a t", "b ʊ ʃ"], ""),
         (["MODEL"], _MANY),  # blocks of plain lines: the byte path
         (["MODEL", "--join"], _MANY),
+        (["MODEL", "--jobs", "2"], _MANY),
+        (["MODEL", "-j", "0"], _MANY),  # a usage error (typer's, on either route)
+        (["MODEL", "-j", "two", "k a t"], ""),
         (["MODEL", "-f", "tsv"], "# a comment\nk a t\tk a t s\nd ɔ g\n"),
         (["MODEL", "--check", "--trace", "k a t"], ""),
         (["MODEL", "-s", "0", "-t", "1", "k a t"], ""),
