@@ -59,13 +59,14 @@ def apply_jobs(args: argparse.Namespace) -> None:
     from bench_apply import random_words, scale_problem
 
     from fstsynth.learning import learn_model
+    from fstsynth.model_file import save_model
 
     lang, code = args.lang.split(":")
     problem = scale_problem(args.scale, lang, code, args.seed)
     rows, results = [], []
     with tempfile.TemporaryDirectory() as tmp:
         model_dir, words, out = Path(tmp) / "model", Path(tmp) / "words.txt", Path(tmp) / "out.txt"
-        learn_model(problem, pairs=[(0, 1)]).save(model_dir)
+        save_model(learn_model(problem, pairs=[(0, 1)]), model_dir)
         words.write_text("".join(" ".join(w) + "\n" for w in random_words(problem, 0, args.apply, args.seed)),
                          encoding="utf-8")
         env = dict(os.environ, PYTHONPATH=str(ROOT))
