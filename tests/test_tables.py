@@ -251,6 +251,9 @@ def test_the_compiled_walker_refuses_damaged_tables_as_the_python_walker_does():
     walker = _walker(damaged)
     with pytest.raises(Error, match="reads outside the word"):
         damaged.apply(("t", "a"))
+    for batch_walker in batch_walkers(damaged):
+        with pytest.raises(Error, match="reads outside the word"):
+            damaged.outputs([("t", "a")] * SMALL_BATCH, batch_walker)
     with pytest.raises(ValueError, match="damaged tables: a template reads outside the word"):
         walker.apply_block(b"t a\n", b" ")
     # Arrays of the wrong size are refused when the walker is made.
