@@ -26,9 +26,9 @@ LAYERS: list[set[str]] = [
     {"model"},  # models as values: what a model is and does with a word
     {"model_file"},  # saving and loading them
     {"learning"},  # learning them
-    {"solve", "report", "stream"},
-    {"parallel", "api"},
-    {"lean_cli"},
+    {"solve", "report", "stream", "formatting"},
+    {"parallel", "api", "block_pool"},
+    {"command_errors", "apply_command"},
     {"cli"},
     {"__main__", "__init__"},
 ]
