@@ -29,7 +29,7 @@ from fstsynth.fileio import completed_writes, interrupted_summary, raise_if_inte
 
 if TYPE_CHECKING:
     from fstsynth.guard import Guard
-    from fstsynth.stream import Block, ByteApplier, CompiledApplier
+    from fstsynth.stream import Block, ByteApplier
 
 #: Exit codes: a user error (and a usage error), `--check` finding a mismatch, a closed
 #: output pipe (as a shell reports SIGPIPE), Ctrl-C.
@@ -142,7 +142,7 @@ def run_apply(
     output; exit code 0, or 1 if `check` found words where the transducer and the
     interpreter differ. Errors are raised (`guarded` reports them). `on_input`: called
     with the bytes of standard input read so far, after each read."""
-    from fstsynth.model import load_model
+    from fstsynth.model_file import load_model
     from fstsynth.stream import blocks, byte_applier, predict_batches
 
     if fmt not in APPLY_FORMATS:
@@ -176,7 +176,7 @@ def run_apply(
         for line, word, prediction in zip(batch.lines, batch.words, batch.predictions):
             out.append(_output_line(line, prediction, fmt, join))
             if trace:
-                from exporters.spe import derivation
+                from fstsynth.spe import derivation
 
                 mapped = pm.map_unknown(word)
                 out.extend("  " + line for line in derivation(pm.program, mapped, model.features))
@@ -213,7 +213,7 @@ def _splitter(alphabet: Iterable[str]) -> Callable[[str], tuple[str, ...]]:
 
 
 def _stdin_words(
-    read: Iterable["Block"], fast: "ByteApplier | CompiledApplier | None" = None, unseen: Counter | None = None
+    read: Iterable["Block"], fast: "ByteApplier | None" = None, unseen: Counter | None = None
 ) -> Iterator[List[str]]:
     """The words of blocks of lines read from standard input: a line starting with `#`
     is a comment, as in a TSV (skipped); of a TSV line, `source<TAB>target`, the source
@@ -340,7 +340,7 @@ WATCH_BYTES = 1 << 22
 def _model_bytes(directory: Path) -> int:
     """The size of the files loading the model in `directory` reads (0 where missing:
     loading reports that)."""
-    from fstsynth.model import MODEL_JSON, MODEL_TABLES
+    from fstsynth.model_file import MODEL_JSON, MODEL_TABLES
 
     total = 0
     for name in (MODEL_JSON, MODEL_TABLES):

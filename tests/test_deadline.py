@@ -9,7 +9,8 @@ import time
 import pytest
 
 from fstsynth import progress
-from fstsynth.model import Error as ModelError, learn_model
+from fstsynth.learning import learn_model
+from fstsynth.model import Error as ModelError
 from fstsynth.problem import Problem
 from fstsynth.synthesis import Error, Options, learn
 
@@ -49,7 +50,7 @@ def test_time_limit_holds_under_auto():
         problem = Problem("made-up", ("latin", "cyrillic"), tuple(_transliteration(rows)), (), {}, directed=True)
         reports.clear()
         try:
-            with progress.listening(lambda step: reports.append(time.monotonic())):
+            with progress.listening(lambda step, seen=reports: seen.append(time.monotonic())):
                 learn_model(problem, Options(variant="auto", time_limit=limit))
         except ModelError as error:
             assert "time limit" in str(error)
