@@ -185,7 +185,7 @@ def run_apply(
                 if interpreted != prediction:
                     mismatches.append((word, prediction, interpreted))
         echo("\n".join(out))
-    _warn_unseen(unseen)
+    _warn_unseen(unseen, alphabet)
     if mismatches:
         for word, fst_out, interp in mismatches:
             echo(
@@ -261,11 +261,21 @@ def _output_line(word: str, prediction: Sequence[str], fmt: str, join: bool) -> 
     return f"{word}\t{text}" if fmt == "tsv" else text
 
 
-def _warn_unseen(unseen: Counter) -> None:
+def _warn_unseen(unseen: Counter, alphabet: Iterable[str]) -> None:
     if not unseen:
         return
+    from fstsynth.problem import code_points, look_alike
+
+    def named(tok: str, n: int) -> str:
+        """`q (1 word)`; `ɡ (1 word; U+0261, which looks like the trained token g, U+0067)`."""
+        words = f"{n} word{'s' if n > 1 else ''}"
+        like = look_alike(tok, alphabet)
+        if like is None:
+            return f"{tok} ({words})"
+        return f"{tok} ({words}; {code_points(tok)}, which looks like the trained token {like}, {code_points(like)})"
+
     common = sorted(unseen.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
-    listed = ", ".join(f"{tok} ({n} word{'s' if n > 1 else ''})" for tok, n in common)
+    listed = ", ".join(named(tok, n) for tok, n in common)
     more = f", and {len(unseen) - 20} more" if len(unseen) > 20 else ""
     warn(
         f"tokens never seen in training: {listed}{more}; the model reads them as <unk> "

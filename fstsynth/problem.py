@@ -8,6 +8,7 @@ Public API:
     read_pairs(path_or_pairs) -> Problem
     load_features(path) -> dict, with_features(problem, features, where) -> Problem
     parse_word(text), split_graphemes(text), WordSplitter(alphabet)(text) -> Word, splitter_for(alphabet)
+    look_alike(token, alphabet) -> Token | None, code_points(text) -> str
     Problem.column_pairs(), Problem.training_pairs(s, t), Problem.answer_text(answers)
 
 Every token is NFC-normalized on the way in, so that `é` typed as one code point or as
@@ -94,6 +95,34 @@ def parse_word(text: str, *, split_unspaced: bool = False) -> Word:
     if split_unspaced and " " not in text and "\t" not in text:
         return split_graphemes(text)
     return tuple(text.split())
+
+
+#: Characters easily typed or pasted for one another (the first of each group stands for
+#: the group): Latin letters and their Cyrillic, Greek and IPA look-alikes, apostrophes
+#: and stress marks, colons and the length mark. Compatibility forms (a fullwidth `ｇ`, a
+#: superscript `ʰ`) are folded by NFKC before these.
+_LOOK_ALIKE_GROUPS = (
+    "gɡ", "aаɑα", "eе", "oоο", "pрρ", "cсϲ", "xхχ", "yу", "iіι", "jј", "sѕ", "hһ", "kκк",
+    "AАΑ", "BВΒ", "EЕΕ", "HНΗ", "KКΚ", "MМΜ", "OОΟ", "PРΡ", "TТΤ", "XХΧ", "CС", "YУΥ", "IІΙ",
+    "JЈ", "SЅ", "əǝә", "ɛε", "ɸφ", "ʊυ", "ɣγ", "ʃ∫", "ʔɂ", "'’ʼʹ′ˈ", ":ː∶˸",
+)
+_LOOK_ALIKE = {char: group[0] for group in _LOOK_ALIKE_GROUPS for char in group}
+
+
+def _skeleton(token: Token) -> str:
+    return "".join(_LOOK_ALIKE.get(char, char) for char in unicodedata.normalize("NFKC", token))
+
+
+def look_alike(token: Token, alphabet: Iterable[Token]) -> Token | None:
+    """A token of `alphabet` that `token` looks like but is not (`ɡ`, U+0261, typed for
+    `g`; a Cyrillic `а` for a Latin `a`), or None. The first in sorted order if several."""
+    skeleton = _skeleton(token)
+    return min((t for t in alphabet if t != token and _skeleton(t) == skeleton), default=None)
+
+
+def code_points(text: str) -> str:
+    """`U+0261`, or `U+0074 U+0283` for a token of several characters."""
+    return " ".join(f"U+{ord(char):04X}" for char in text)
 
 
 def is_spaced(text: str) -> bool:

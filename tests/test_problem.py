@@ -265,3 +265,16 @@ def test_word_splitter_prefers_the_longest_known_tokens():
     assert split("tʃaːt") == ("tʃ", "aː", "t")
     assert split("t ʃ a") == ("t", "ʃ", "a")  # spaced: as given
     assert WordSplitter([])("tʃa") == ("t", "ʃ", "a")
+
+
+def test_look_alikes_of_trained_tokens():
+    from fstsynth.problem import code_points, look_alike
+
+    alphabet = ["g", "a", "tʃ", "ː", "ʰ", "ə"]
+    assert look_alike("\u0261", alphabet) == "g"  # IPA script g
+    assert look_alike("\u0430", alphabet) == "a"  # Cyrillic a
+    assert look_alike("t\u222b", alphabet) == "tʃ"  # an integral sign for esh
+    assert look_alike(":", alphabet) == "ː" and look_alike("\u01dd", alphabet) == "ə"
+    assert look_alike("\uff47", alphabet) == "g"  # fullwidth, folded by NFKC
+    assert look_alike("q", alphabet) is None and look_alike("g", alphabet) is None
+    assert code_points("tʃ") == "U+0074 U+0283"
