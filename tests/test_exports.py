@@ -596,19 +596,21 @@ def test_too_big_to_draw_is_a_clear_error(plural: Path, tmp_path: Path) -> None:
 
 def _saved_model(program: Program, alphabet: tuple[str, ...], path: Path) -> Path:
     """A model of one column pair compiled from a hand-written program, saved."""
-    from fstsynth.model import Model, PairModel, saved_options
+    from fstsynth.learning import saved_options
+    from fstsynth.model import Model, PairModel
+    from fstsynth.model_file import save_model
     from fstsynth.synthesis import Options
 
     compiled = compile_program(program, alphabet, {})
     pair = PairModel(0, 1, program, 0.0, 0, 0, compiled.tables(), compiled.transducers, alphabet=alphabet)
-    Model(("source", "target"), {}, saved_options(Options()), alphabet, {(0, 1): pair}).save(path)
+    save_model(Model(("source", "target"), {}, saved_options(Options()), alphabet, {(0, 1): pair}), path)
     return path
 
 
 def test_a_drawing_of_thousands_of_arcs_is_refused_at_once_naming_report(tmp_path: Path) -> None:
     """Issue 26: `export --format svg` of a 3,503-arc model ran Graphviz for over ten
     minutes with no message. A model of that size is now refused with one line."""
-    from fstsynth.compiler import arc_count
+    from fstsynth.transducers import arc_count
 
     letters = tuple("abcdefghijklmnopqrstuvwxyz")
     rules = tuple(
