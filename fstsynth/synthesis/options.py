@@ -51,6 +51,11 @@ class Options:
     # the training rows never showed, and every variant tries inclusive tier tests
     # ("the word's last vowel"). Off until every backend compiles them.
     feature_rules: bool = False
+    # Atoms may test features derived from IPA (`fstsynth.features`). With feature rules
+    # the feature variant learns over every feature (its `SetFeatures` and `Agree` map
+    # tokens into the inventory the model applies with) but tests derived ones only in
+    # `auto`'s "+ IPA features" configuration (`learner.configured`).
+    derived_tests: bool = True
     # Folds of the cross-validation by which `auto` picks a variant per column pair.
     folds: int = 3
     # The cross-validation reads at most this many rows, evenly spaced (the program is

@@ -16,7 +16,7 @@ import bisect
 import heapq
 from typing import Sequence
 
-from fstsynth.dsl import Pass, Rule
+from fstsynth.dsl import Pass
 from fstsynth.synthesis.atoms import atom_index
 from fstsynth.synthesis.bitsets import bit_indices, bits, lowest_bit
 from fstsynth.synthesis.candidates import Candidate, Positives, candidates
