@@ -181,11 +181,12 @@ def learn(
         from fstsynth.api import learn as learn_pairs
         from fstsynth.console import showing_progress
         from fstsynth.fileio import check_writable
+        from fstsynth.learning import collector_paused
 
         checked = _options(variant, time_limit, alignment)  # fail on a bad option before reading
         check_writable(output)  # fail now, not after learning
         started = time.perf_counter()
-        with showing_progress(quiet):
+        with showing_progress(quiet), collector_paused():
             model = learn_pairs(
                 input, features=features, variant=variant, time_limit=checked.time_limit,
                 alignment=alignment, jobs=jobs,
@@ -414,7 +415,8 @@ def report(
 
 EXPORT_HELP = (
     "far (OpenFst archive), att (AT&T text + .syms, for HFST and foma), "
-    "foma (a foma/XFST script of the rules), dot or svg (a drawing)."
+    "foma (a foma/XFST script of the rules), dot or svg (a drawing), "
+    "pynini (a Python module of Pynini rewrite rules)."
 )
 
 
@@ -474,6 +476,7 @@ def solve(
     def body() -> None:
         from fstsynth.console import showing_progress
         from fstsynth.fileio import check_writable
+        from fstsynth.learning import collector_paused
 
         files = _problem_files(problems)
         options = _options(variant, time_limit, alignment)
@@ -484,7 +487,7 @@ def solve(
             out.mkdir()
         check_writable(out / "answer")
         started = time.perf_counter()
-        with showing_progress(quiet):
+        with showing_progress(quiet), collector_paused():
             total_mismatches, failures = _solve_all(files, options, out, check, jobs)
         typer.echo(
             f"solved {len(files) - failures}/{len(files)} problem(s) in {time.perf_counter() - started:.1f}s"

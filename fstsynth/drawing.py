@@ -38,7 +38,7 @@ def to_svg(dot_text: str, time_limit: float = SVG_TIME_LIMIT) -> bytes:
         # subprocess.run has killed and reaped `dot`.
         raise Error(
             f"Graphviz's dot did not lay out the drawing within {time_limit:g} s; "
-            "draw one pass at a time (export --passes) or see `fstsynth report`"
+            "`fstsynth report MODEL` draws each pass with its arcs grouped"
         ) from None
     if proc.returncode != 0:
         raise Error(f"dot failed: {proc.stderr.decode('utf-8', 'replace').strip()[:300]}")

@@ -111,6 +111,7 @@ def guarded(body: Callable[[], int | None], debug: bool = False) -> int:
             raise
         return _error("out of memory (see the Limits section of the README)")
     except guard.MemoryLimitExceeded as exc:
+        guard.acknowledge_stop()
         return _error(str(exc))
     except KeyboardInterrupt:
         echo(f"fstsynth: interrupted; {interrupted_summary(written_before)}", err=True)

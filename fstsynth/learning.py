@@ -4,6 +4,8 @@ Public API:
     MAX_TRAINING_TOKENS, MAX_ALPHABET, MAX_COLUMN_PAIRS
     learn_model(problem, options, pairs=None, jobs=1) -> Model
     check_limits(problem, pairs), saved_options(options) -> dict
+    collector_paused()  (a context: Python's cyclic garbage collector off; the commands
+                         learn under it, the library leaves the collector alone)
 
 Limits (README "Limits"): learning refuses a training word longer than
 `MAX_TRAINING_TOKENS` (alignment is quadratic in word length), more than
@@ -15,9 +17,11 @@ together.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from fstsynth.errors import UserError
 from fstsynth.model import Error, Model, PairModel
@@ -37,6 +41,29 @@ MAX_COLUMN_PAIRS = 1000
 
 
 log = logging.getLogger(__name__)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (back on after it, if it was
+    on). Learning makes millions of small objects (candidates, bitsets, tuples) and no
+    reference cycles worth collecting, and each collection of the older generations
+    walks all the live ones: a fifth of the learning time (1,000 spelling -> IPA pairs:
+    13.8 s -> 11.6 s CPU, the same peak memory). Reference counting still frees what
+    is dropped.
+
+    The collector belongs to the whole process, every thread of it: the commands
+    (`learn`, `solve`) and fstsynth's own worker processes learn with it off, but
+    `learn_model` and `fstsynth.learn` leave it as the caller set it. A program that
+    learns while none of its other threads needs the collector can learn under this
+    too."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def saved_options(options: "Options") -> dict[str, Any]:

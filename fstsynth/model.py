@@ -30,7 +30,7 @@ from fstsynth.types import Features, Token, Word
 if TYPE_CHECKING:
     import pynini
 
-    from fstsynth.compiler import Transducers
+    from fstsynth.transducers import Transducers
 
 
 class Error(UserError):
@@ -129,13 +129,13 @@ class PairModel:
         """The output of the transducers (the reference path; slow: each word is
         composed with each stage). A transducer loaded from someone else's model may not
         be total, or may write labels outside its symbol table: a damaged model."""
-        from fstsynth.compiler import Error as CompilerError
+        from fstsynth.transducers import Error as TransducerError
 
         trans = self.transducers()
         mapped = trans.map_unknown(word)
         try:
             output = trans.apply(word)
-        except (CompilerError, KeyError):
+        except (TransducerError, KeyError):
             raise Error(
                 f"transducer {self.far_key!r} gives no valid output for {' '.join(word)!r}: the model is damaged"
             ) from None

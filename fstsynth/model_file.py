@@ -64,7 +64,7 @@ except ImportError:  # pragma: no cover - other versions and implementations
         from hashlib import sha256 as _sha256
 
 if TYPE_CHECKING:
-    from fstsynth.compiler import Transducers
+    from fstsynth.transducers import Transducers
 
 FORMAT_NAME = "fstsynth-model"
 FORMAT_VERSION = 3
@@ -180,7 +180,7 @@ class FarStages:
     json_sha256: str
 
     def load(self) -> "Transducers":
-        from fstsynth.compiler import Transducers
+        from fstsynth.transducers import Transducers
         from fstsynth.far import ChecksumError, Error as FarError
 
         try:

@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -196,9 +197,9 @@ def test_export_passes_writes_one_transducer_per_pass(paradigm: Path, tmp_path: 
 
 
 def test_a_composition_too_large_to_build_is_refused_with_a_hint(plural: Path, tmp_path: Path, monkeypatch) -> None:
-    import fstsynth.compiler as compiler
+    import fstsynth.transducers as transducers
 
-    monkeypatch.setattr(compiler, "MAX_COMPOSED_STATES_BOUND", 1)
+    monkeypatch.setattr(transducers, "MAX_COMPOSED_STATES_BOUND", 1)
     result = cli("export", str(plural), "--format", "far", "-o", str(tmp_path / "x.far"))
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
@@ -586,8 +587,60 @@ def test_svg_without_graphviz_is_a_clear_error(plural: Path, tmp_path: Path, mon
 def test_too_big_to_draw_is_a_clear_error(plural: Path, tmp_path: Path) -> None:
     from exporters.dot import Error, to_dot
 
+    composed = load_model(plural).pair().transducers().composed()
     with pytest.raises(Error, match="too many to draw"):
-        to_dot(load_model(plural).pair().transducers().composed(), max_states=2)
+        to_dot(composed, max_states=2)
+    with pytest.raises(Error, match=r"states and \d+ arcs, too many to draw .*fstsynth report"):
+        to_dot(composed, max_arcs=10)
+
+
+def _saved_model(program: Program, alphabet: tuple[str, ...], path: Path) -> Path:
+    """A model of one column pair compiled from a hand-written program, saved."""
+    from fstsynth.learning import saved_options
+    from fstsynth.model import Model, PairModel
+    from fstsynth.model_file import save_model
+    from fstsynth.synthesis import Options
+
+    compiled = compile_program(program, alphabet, {})
+    pair = PairModel(0, 1, program, 0.0, 0, 0, compiled.tables(), compiled.transducers, alphabet=alphabet)
+    save_model(Model(("source", "target"), {}, saved_options(Options()), alphabet, {(0, 1): pair}), path)
+    return path
+
+
+def test_a_drawing_of_thousands_of_arcs_is_refused_at_once_naming_report(tmp_path: Path) -> None:
+    """Issue 26: `export --format svg` of a 3,503-arc model ran Graphviz for over ten
+    minutes with no message. A model of that size is now refused with one line."""
+    from fstsynth.transducers import arc_count
+
+    letters = tuple("abcdefghijklmnopqrstuvwxyz")
+    rules = tuple(
+        Rule((IsToken(letters[k], -1), IsToken(letters[(3 * k + 1) % 26], 1), IsToken(letters[(5 * k + 2) % 26], 2)),
+             ReplaceBy(letters[(5 * k + 2) % 26], (letters[k],)))
+        for k in range(26)
+    )
+    alphabet = letters + tuple(f"x{k}" for k in range(20))
+    model = _saved_model(Program((Pass(rules),)), alphabet, tmp_path / "model")
+    assert 3000 < arc_count(load_model(model).pair().transducers().composed()) < 4000
+    for fmt in ("svg", "dot"):
+        out = tmp_path / f"drawing.{fmt}"
+        started = time.monotonic()
+        result = cli("export", str(model), "--format", fmt, "-o", str(out))
+        assert time.monotonic() - started < 30
+        assert result.exit_code == 2 and "too many to draw" in result.output and "fstsynth report" in result.output
+        assert len(result.output.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_graphviz_is_stopped_at_the_time_limit_with_a_message() -> None:
+    """A layout Graphviz cannot finish in time is stopped (it is not left running)."""
+    from fstsynth.drawing import Error, to_svg
+
+    require("dot")
+    # A dense graph: dot needs far longer than the limit to lay it out.
+    edges = "".join(f"n{a} -> n{(a * 7 + b * 13) % 300} [label=\"{a}:{b}\"];\n" for a in range(300) for b in range(10))
+    started = time.monotonic()
+    with pytest.raises(Error, match=r"did not lay out the drawing within 0.5 s; .*fstsynth report"):
+        to_svg("digraph G {\n" + edges + "}\n", time_limit=0.5)
+    assert time.monotonic() - started < 10
 
 
 def test_the_library_never_imports_the_exporters() -> None:

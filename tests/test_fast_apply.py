@@ -49,10 +49,11 @@ def test_tables_agree_with_transducers_and_interpreter(seed):
 @pytest.fixture(scope="module")
 def plural_model(tmp_path_factory) -> Path:
     from fstsynth.learning import learn_model
+    from fstsynth.model_file import save_model
     from fstsynth.problem import load_problem
 
     directory = tmp_path_factory.mktemp("apply") / "plural"
-    learn_model(load_problem(DATA / "plural.tsv")).save(directory)
+    save_model(learn_model(load_problem(DATA / "plural.tsv")), directory)
     return directory
 
 

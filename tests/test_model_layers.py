@@ -16,10 +16,10 @@ PACKAGE = ROOT / "fstsynth"
 #: layer or of lower ones. (`synthesis` is one node: its modules are one package.)
 LAYERS: list[set[str]] = [
     {"errors", "types", "progress"},
-    {"arrays", "fileio", "guard", "console"},
-    {"dsl", "features", "problem", "alignment"},
-    {"interpreter", "chunks", "pairngram", "tables", "_walk"},
-    {"bimachine", "far"},
+    {"arrays", "fileio", "guard", "console", "drawing"},
+    {"dsl", "features", "problem", "alignment", "table_format"},
+    {"interpreter", "chunks", "pairngram", "rule_shape", "tables", "batch_walker", "word_walker", "_walk"},
+    {"bimachine", "far", "transducers", "block_walker", "spe"},
     {"compiler", "synthesis"},
     {"random_programs", "evaluation"},
     {"model"},  # models as values: what a model is and does with a word
@@ -97,7 +97,7 @@ def test_the_graph_reader_sees_every_kind_of_import():
     graph = import_graph()
     assert "model" in graph["model_file"]  # at module level
     assert "synthesis" in graph["learning"]  # inside a function
-    assert "compiler" in graph["model"]  # under TYPE_CHECKING (and inside a method)
+    assert "transducers" in graph["model"]  # under TYPE_CHECKING (and inside a method)
 
 
 def test_the_package_has_no_import_cycle():
@@ -128,9 +128,10 @@ def test_the_model_layers_do_not_call_back_into_evaluation_or_the_api():
     assert "dsl" not in graph["types"]
 
 
-def test_no_module_of_the_model_layers_is_over_600_lines():
+def test_no_module_of_the_model_layers_or_the_compiler_is_over_600_lines():
     lengths = {
         name: len((PACKAGE / f"{name}.py").read_text(encoding="utf-8").splitlines())
         for name in ("model", "model_file", "learning", "api", "evaluation", "solve", "types")
+        + ("compiler", "transducers")
     }
     assert {name: n for name, n in lengths.items() if n > 600} == {}

@@ -46,7 +46,8 @@ from fstsynth.rule_shape import (
     referenced_tags,
     shape_of,
 )
-from fstsynth.types import TaggedToken, Token
+from fstsynth.dsl import TaggedToken
+from fstsynth.types import Token
 
 
 def test_nested_not_is_read_as_its_parity_and_slots_are_sorted_by_offset():
