@@ -24,7 +24,7 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, List, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence
 
 from fstsynth.command_errors import MISMATCH, echo, error, guarded, warn
 from fstsynth.errors import UserError
@@ -141,7 +141,7 @@ def run_apply(
         elif applied.text:
             sys.stdout.write(applied.text)
             sys.stdout.flush()
-    _warn_unseen(unseen)
+    _warn_unseen(unseen, alphabet)
     return 0
 
 
@@ -210,7 +210,7 @@ def _apply_lines(
                 if interpreted != prediction:
                     mismatches.append((word, prediction, interpreted))
         echo("\n".join(out))
-    _warn_unseen(unseen)
+    _warn_unseen(unseen, alphabet)
     for word, fst_out, interp in mismatches:
         echo(
             f"fstsynth: mismatch on {' '.join(word)!r}: transducer {' '.join(fst_out)!r}, "
@@ -220,10 +220,10 @@ def _apply_lines(
     return MISMATCH if mismatches else 0
 
 
-def _warn_unseen(unseen: Counter) -> None:
+def _warn_unseen(unseen: Counter, alphabet: Iterable[str]) -> None:
     from fstsynth.formatting import unseen_warning
 
-    message = unseen_warning(unseen)
+    message = unseen_warning(unseen, alphabet)
     if message:
         warn(message)
 

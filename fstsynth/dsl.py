@@ -19,7 +19,7 @@ Two extensions of the paper's Table 2, both reducing to it when used as the pape
 rule may fire at the *start position* before the first token (only `Insert` and
 `CopyInsert` produce output there), which is how prefixes are learned.
 
-Beyond the paper, rules in features (DESIGN.md section 3): `SetFeatures` (`[-voice]`)
+Beyond the paper, rules in features (docs/design.md, section 3): `SetFeatures` (`[-voice]`)
 and `Agree` (`[αback]` from a neighbour or the nearest tier token) map a token to the
 inventory token with the resulting feature bundle (`fstsynth.features.Inventory`), and
 a `TierIs` may count the position itself (`inclusive`: "the nearest vowel at or before

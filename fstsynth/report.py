@@ -182,8 +182,12 @@ def _pair_section(model: "Model", pm: "PairModel", pairs: list[tuple[Word, Word]
         if n % 100 == 0:
             report("tracing training words", n, len(pairs), name)
         forms, found = derivations[source] = derive(pm, source)
+        in_this_word: set[tuple[int, int]] = set()
         for f in found:
             key = (f.pass_number, f.rule_number)
+            if key in in_this_word:
+                continue  # words, not firings: a rule firing twice in a word counts it once
+            in_this_word.add(key)
             counts[key] += 1
             if len(fired[key]) < max_examples:
                 fired[key].append(_Example(forms[f.pass_number - 1], forms[f.pass_number], f))
@@ -191,7 +195,8 @@ def _pair_section(model: "Model", pm: "PairModel", pairs: list[tuple[Word, Word]
     compiled = pm.variant == COMPILED
     held_out = (
         "" if pm.held_out is None
-        else f"<tr><td>held-out rows predicted</td><td>{100 * pm.held_out:.1f}%</td></tr>"
+        else "<tr><td>training rows predicted in cross-validation (each by a program learned "
+        f"without it)</td><td>{100 * pm.held_out:.1f}%</td></tr>"
     )
     out.append(
         '<table class="figures">'
@@ -227,10 +232,11 @@ def _pair_section(model: "Model", pm: "PairModel", pairs: list[tuple[Word, Word]
                 for e in examples
             )
             count = counts.get((k + 1, r), 0)
+            first = f" (the first {len(examples)} shown)" if count > len(examples) else ""
             out.append(
                 f'<tr><td class="n">{r}</td><td><div class="spe">{_esc(rule_to_spe(rule))}</div>'
                 f'<div class="dsl">{_esc(str(rule))}</div></td>'
-                f'<td class="count">{count} word{"s" if count != 1 else ""}</td>'
+                f'<td class="count">{count} word{"s" if count != 1 else ""}{first}</td>'
                 f'<td class="examples">{shown}</td></tr>'
             )
         out.append("</tbody></table>")

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 import fstsynth
 from conftest import DATA, needs_benchmark
 from fstsynth import dsl
-from fstsynth.cli import app, format_model
+from fstsynth.cli import app
+from fstsynth.formatting import format_model
 from fstsynth.errors import UserError
 from fstsynth.model_file import load_model
 from fstsynth.problem import load_problem
