@@ -218,6 +218,7 @@ def test_passes_are_written_one_by_one_on_request(tmp_path):
 # ------------------------------------------------------------------ every dev-split model
 
 
+@pytest.mark.slow  # the benchmark's models: minutes to learn
 @needs_benchmark
 @pytest.mark.parametrize("name", [p.stem for p in benchmark_problems()] or ["(none)"])
 def test_dev_split_grammar_gives_applys_outputs(name, benchmark_models, tmp_path):
