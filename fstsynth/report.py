@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from fstsynth.evaluation import Firing, derive
 from fstsynth.fileio import atomic_write_text
+from fstsynth.learning import COMPILED
 from fstsynth.progress import report
 from fstsynth.types import Word
 
@@ -190,6 +191,8 @@ def _pair_section(model: "Model", pm: "PairModel", pairs: list[tuple[Word, Word]
             counts[key] += 1
             if len(fired[key]) < max_examples:
                 fired[key].append(_Example(forms[f.pass_number - 1], forms[f.pass_number], f))
+    # Written rules (`fstsynth compile`): its rows are words it was compiled for, not learned from.
+    compiled = pm.variant == COMPILED
     held_out = (
         "" if pm.held_out is None
         else "<tr><td>training rows predicted in cross-validation (each by a program learned "
@@ -198,12 +201,16 @@ def _pair_section(model: "Model", pm: "PairModel", pairs: list[tuple[Word, Word]
     out.append(
         '<table class="figures">'
         f"<tr><td>rules</td><td>{pm.program.rule_count} in {len(pm.program.passes)} pass(es)</td></tr>"
-        f"<tr><td>training pairs reproduced</td><td>{pm.train_correct}/{pm.train_total}</td></tr>"
+        f"<tr><td>{'rows' if compiled else 'training pairs'} reproduced</td>"
+        f"<td>{pm.train_correct}/{pm.train_total}</td></tr>"
         f"{held_out}"
         + (f"<tr><td>variant</td><td>{_esc(pm.variant)}</td></tr>" if pm.variant else "")
         + "</table>"
     )
-    if not pairs:
+    if not pairs and compiled:
+        out.append('<p class="muted">The model keeps no words: it was compiled from written rules without '
+                   "<code>--data</code>. Give words with <code>--data</code> to see the rules at work.</p>")
+    elif not pairs:
         out.append('<p class="muted">The model keeps no training words (it was saved without them): '
                    "give the training file with <code>--data</code> to see the rules at work.</p>")
     if not pm.program.passes:

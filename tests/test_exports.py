@@ -20,6 +20,9 @@ from typer.testing import CliRunner
 from exporters.att import to_att
 from exporters.foma_script import foma_symbol, program_to_foma, tag_symbols
 from fstsynth.spe import derivation, rule_to_spe
+from programs import ALPHABET as FEATURE_ALPHABET
+from programs import FEATURES as FEATURE_FEATURES
+from programs import PROGRAMS as FEATURE_PROGRAMS
 from fsttools import (
     foma_definitions,
     foma_spaced_apply,
@@ -422,7 +425,8 @@ TIER_ALPHABET = ("a", "a:", "i", "t", "s")
 @pytest.mark.parametrize("program, alphabet, features, variety", [
     (EVERY_CONSTRUCT, SMALL_ALPHABET, SMALL_FEATURES, 100),
     (TIER_PROGRAM, TIER_ALPHABET, TIER_FEATURES, 100),
-], ids=["every-construct", "tiers"])
+    (FEATURE_PROGRAMS["features-set-agree-and-inclusive-tiers"], FEATURE_ALPHABET, FEATURE_FEATURES, 100),
+], ids=["every-construct", "tiers", "feature-rules"])
 def test_every_construct_through_foma_script_and_att(program, alphabet, features, variety, tmp_path: Path) -> None:
     """foma (rule script and AT&T) agree with the interpreter on every word up to length
     4 over the alphabet, and HFST up to length 3, for a program with every DSL construct

@@ -114,7 +114,10 @@ TESTED_ELSEWHERE = {
     "fstsynth.drawing": ["test_exports.py", "test_report.py"],
     "fstsynth.errors": ["test_bad_inputs.py"],
     "fstsynth.far": ["test_model.py", "test_exports.py"],
-    "fstsynth.lean_cli": ["test_cli.py", "test_fast_apply.py"],  # `apply`'s body
+    "fstsynth.block_pool": ["test_apply_command.py"],  # `apply --jobs`'s worker processes
+    "fstsynth.command_errors": ["test_cli.py", "test_bad_inputs.py"],  # the commands' error guard
+    "fstsynth.formatting": ["test_cli.py"],  # what the commands print
+    "fstsynth.rules_text": ["test_compile_command.py"],  # `compile`'s reading of rules
     "fstsynth.random_programs": ["test_equivalence_fuzz.py", "test_self_consistency.py"],
     "fstsynth.transducers": ["test_compiler.py", "test_exports.py"],
     "fstsynth.types": ["test_meta.py"],
