@@ -13,7 +13,7 @@ and one composed block per pass (`define Pass1 [ ... ];`), then leaves the casca
 Why markers: foma's rewrite rules have no priority order, but a DSL pass is an ordered
 `Else` chain (the first rule that applies at a position wins) whose predicates all read
 the pass's input. Each pass is therefore written like the Pynini compiler does it
-(DESIGN.md section 5), in foma's own notation:
+(docs/design.md, section 5), in foma's own notation:
 1. for each rule in order, `[..] -> <mPrR> || left _ right` inserts the rule's marker
    right after every token (or at the start of the word, for prefixes) where the rule
    applies and no earlier rule has marked it; the contexts skip over markers, so every

@@ -212,11 +212,11 @@ def test_a_composition_too_large_to_build_is_refused_with_a_hint(plural: Path, t
     assert cli("export", str(plural), "--format", "far", "--passes", "-o", str(tmp_path / "x.far")).exit_code == 0
 
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = (ROOT / "docs" / "exporting.md").read_text(encoding="utf-8")
 
 
 def readme_block(marker: str) -> str:
-    """The shell block of the README that contains `marker`."""
+    """The shell block of docs/exporting.md that contains `marker`."""
     blocks = README.split("```sh\n")[1:]
     found = [b.split("```")[0] for b in blocks if marker in b.split("```")[0]]
     assert len(found) == 1, f"one README shell block should contain {marker!r}"
