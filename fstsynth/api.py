@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from fstsynth.errors import UserError
-from fstsynth.model import Model, learn_model, load_model
+from fstsynth.model import Model, learn_model
 from fstsynth.problem import load_features, nfc, read_pairs, with_features
 from fstsynth.synthesis import Options
 
@@ -60,8 +60,12 @@ def learn(
 
 
 def load(path: str | Path) -> Model:
-    """A model directory written by `Model.save` or `fstsynth learn`."""
-    return load_model(path)
+    """A model directory written by `Model.save` or `fstsynth learn`. It pickles as
+    its files' bytes (`fstsynth.cluster.ShippedModel`), so Dask can ship it to workers,
+    and has `apply_partition` for a `dask.bag`."""
+    from fstsynth.cluster import load as load_shipped
+
+    return load_shipped(path)
 
 
 __all__ = ["Model", "learn", "load", "options"]

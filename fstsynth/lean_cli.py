@@ -57,6 +57,8 @@ APPLY_OPTIONS = (
     ApplyOption("trace", ("--trace",), True, False),
     ApplyOption("fmt", ("--format", "-f"), False, "plain"),
     ApplyOption("join", ("--join",), True, False),
+    ApplyOption("output_dir", ("--output-dir", "-o"), False, None),
+    ApplyOption("scheduler", ("--scheduler",), False, None),
 )
 
 
@@ -136,14 +138,27 @@ def run_apply(
     fmt: str = "plain",
     join: bool = False,
     on_input: Optional[Callable[[int], None]] = None,
+    output_dir: Optional[str | Path] = None,
+    scheduler: Optional[str] = None,
 ) -> int:
     """`fstsynth apply`'s body (see its help in `fstsynth.cli`): predictions on standard
     output; exit code 0, or 1 if `check` found words where the transducer and the
     interpreter differ. Errors are raised (`guarded` reports them). `on_input`: called
-    with the bytes of standard input read so far, after each read."""
+    with the bytes of standard input read so far, after each read. With `output_dir`,
+    `words` are files of words, each predicted into a file there, on the Dask cluster
+    at `scheduler` if given (`fstsynth.cluster.apply_files`)."""
     from fstsynth.model import load_model
     from fstsynth.stream import blocks, byte_applier, predict_batches
 
+    if output_dir is not None or scheduler is not None:
+        if output_dir is None:
+            raise UserError("apply --scheduler: give --output-dir DIR and the files of words to read")
+        if check or trace:
+            raise UserError("apply --output-dir writes predictions only: run --check and --trace without it")
+        from fstsynth.cluster import apply_files
+
+        apply_files(model_dir, words or [], output_dir, scheduler, source, target, fmt, join)
+        return 0
     if fmt not in APPLY_FORMATS:
         raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(APPLY_FORMATS)}")
     model = load_model(model_dir)
@@ -212,11 +227,13 @@ def _splitter(alphabet: Iterable[str]) -> Callable[[str], tuple[str, ...]]:
 
 
 def _stdin_words(
-    read: Iterable["Block"], fast: "ByteApplier | CompiledApplier | None" = None, unseen: Counter | None = None
+    read: Iterable["Block"], fast: "ByteApplier | CompiledApplier | None" = None, unseen: Counter | None = None,
+    on_tab: Callable[[int], None] | None = None,
 ) -> Iterator[List[str]]:
     """The words of blocks of lines read from standard input: a line starting with `#`
     is a comment, as in a TSV (skipped); of a TSV line, `source<TAB>target`, the source
-    is the word (a warning says so once: `evaluate` scores such lines).
+    is the word (a warning says so once: `evaluate` scores such lines; `on_tab`, if
+    given, is told the first such line's number instead).
 
     `fast`: blocks it reads are printed here (and their unseen tokens counted in
     `unseen`), not yielded."""
@@ -243,14 +260,22 @@ def _stdin_words(
             if "\t" in line:
                 if not warned:
                     warned = True
-                    warn(
-                        f"<stdin>: line {n} has a tab: the word is its first field (the source); "
-                        "to score source<TAB>target lines use `fstsynth evaluate MODEL FILE`"
-                    )
+                    if on_tab is not None:
+                        on_tab(n)
+                    else:
+                        warn(tab_warning("<stdin>", n))
                 line = line.split("\t", 1)[0]
             words.append(line)
         if words:
             yield words
+
+
+def tab_warning(name: str, line: int) -> str:
+    """The warning for the first `source<TAB>target` line of an input to `apply`."""
+    return (
+        f"{name}: line {line} has a tab: the word is its first field (the source); "
+        "to score source<TAB>target lines use `fstsynth evaluate MODEL FILE`"
+    )
 
 
 def _output_line(word: str, prediction: Sequence[str], fmt: str, join: bool) -> str:
@@ -261,12 +286,16 @@ def _output_line(word: str, prediction: Sequence[str], fmt: str, join: bool) -> 
 
 
 def _warn_unseen(unseen: Counter) -> None:
-    if not unseen:
-        return
+    if unseen:
+        warn(unseen_warning(unseen))
+
+
+def unseen_warning(unseen: Counter) -> str:
+    """The warning naming the tokens never seen in training (with the lines each is in)."""
     common = sorted(unseen.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
     listed = ", ".join(f"{tok} ({n} word{'s' if n > 1 else ''})" for tok, n in common)
     more = f", and {len(unseen) - 20} more" if len(unseen) > 20 else ""
-    warn(
+    return (
         f"tokens never seen in training: {listed}{more}; the model reads them as <unk> "
         "(README: Tokens the model has never seen)"
     )
