@@ -195,6 +195,12 @@ def learn(
             typer.echo(
                 f"  {model.columns[s]} -> {model.columns[t]}: rules per pass [{per_pass}], "
                 f"training pairs reproduced {pm.train_correct}/{pm.train_total}"
+                + (
+                    f" (rules synthesized from a sample of {pm.sampled:,}: those of the first, and the pairs it "
+                    "got wrong)"
+                    if pm.sampled is not None
+                    else ""
+                )
             )
             hint = _features_hint(pm, given=_has_features(model))
             if hint:

@@ -214,6 +214,9 @@ class PairModel:
     # typed word and running the interpreter need.
     alphabet: tuple[Token, ...] = ()
     features: Features = field(default_factory=dict)
+    # The training rows the program was synthesized from, when a sample of them
+    # (`synthesis.learner.fit`; not saved); None: all.
+    sampled: int | None = None
 
     @property
     def far_key(self) -> str:
@@ -583,7 +586,7 @@ def learn_model(
         learned[(s, t)] = PairModel(
             s, t, result.program, result.cost, result.train_correct, result.train_total,
             compiled.tables(), compiled.transducers, seconds, result.held_out, result.variant,
-            alphabet=alphabet, features=features,
+            alphabet=alphabet, features=features, sampled=result.sampled,
         )
     report("column pair", len(todo), len(todo), "done")
     return Model(
