@@ -26,7 +26,9 @@ from typer.core import TyperGroup
 try:  # typer 0.29 carries its own copy of click
     from typer._click.exceptions import ClickException, UsageError
 except ImportError:  # pragma: no cover - older typer uses click itself
-    from click.exceptions import ClickException, UsageError  # type: ignore[assignment]
+    # Where click is installed beside typer 0.29, mypy reads this as a second type for
+    # the names [assignment]; where it is not, as the names defined twice [no-redef].
+    from click.exceptions import ClickException, UsageError  # type: ignore[assignment, no-redef]
 
 from fstsynth import guard
 from fstsynth.errors import UserError

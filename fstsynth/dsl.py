@@ -3,7 +3,7 @@
 Public API:
     predicates:      IsToken, Is, TransformationApplied, TierIs, Not   (type Predicate)
     transformations: ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert,
-                     Identity                                      (type Transformation)
+                     Identity, SetFeatures, Agree                  (type Transformation)
     Rule, Pass, Program
     to_json(node) / from_json(data)
     parse(text)  (inverse of str: parse(str(node)) == node)
@@ -17,6 +17,12 @@ Two extensions of the paper's Table 2, both reducing to it when used as the pape
 `ReplaceBy`/`ReplaceAnyBy` may produce several tokens (one rule for `l -> s h`), and a
 rule may fire at the *start position* before the first token (only `Insert` and
 `CopyInsert` produce output there), which is how prefixes are learned.
+
+Beyond the paper, rules in features (DESIGN.md section 3): `SetFeatures` (`[-voice]`)
+and `Agree` (`[αback]` from a neighbour or the nearest tier token) map a token to the
+inventory token with the resulting feature bundle (`fstsynth.features.Inventory`), and
+a `TierIs` may count the position itself (`inclusive`: "the nearest vowel at or before
+here", so that "the last vowel of the word" is one test at the word's last position).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from __future__ import annotations
 import json
 import functools
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Callable, Union
 from fstsynth.types import Token
 
 BOUNDARY: None = None
@@ -93,18 +99,26 @@ class TierIs:
     `Is(vowel, 0)` and `TierIs(vowel, $, 1)`; "the next vowel is long" is
     `TierIs(vowel, long, 1)`, however many consonants lie between. Still regular: it
     compiles to a context like "(non-vowel)* long-vowel".
+
+    `inclusive`: the tier tokens counted start at the current position itself, not
+    next to it ("the nearest vowel at or before here", printed with a last argument
+    `inclusive`). At the start position (before the first token) there is no token
+    to include. At a word's last token, `TierIs(vowel, back, -1, inclusive)` reads the
+    word's last vowel whether or not the word ends in one.
     """
 
     tier: str
     feature: str | None
     index: int
+    inclusive: bool = False
 
     def __post_init__(self) -> None:
         if self.index == 0:
             raise Error("TierIs: index must be nonzero (1 = nearest to the right, -1 = to the left)")
 
     def __str__(self) -> str:
-        return f"TierIs(w, {_q(self.tier)}, {_q(self.feature)}, {self.index})"
+        last = ", inclusive" if self.inclusive else ""
+        return f"TierIs(w, {_q(self.tier)}, {_q(self.feature)}, {self.index}{last})"
 
 
 @dataclass(frozen=True)
@@ -184,7 +198,73 @@ class Identity:
         return "Identity(x)"
 
 
-Transformation = Union[ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert, Identity]
+def _names(names: tuple[str, ...]) -> str:
+    return json.dumps(list(names), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class SetFeatures:
+    """x becomes the inventory token with x's features except `values` (`[-voice]`).
+
+    `values`: (feature, value) pairs, sorted by feature, each feature once. The
+    inventory is the `Features` mapping the program runs with: the token is the one
+    whose bundle (every feature the mapping names; a missing one is false) equals x's
+    with `values` set (`features.Inventory.resolve`). Where x has no features, or no
+    token of the inventory has that bundle, or several do and x is not one of them, the
+    transformation does not apply, so the rule does not fire there (as `ReplaceBy` of
+    another token does not): the next rule of the pass is tried, and if none fires x
+    is kept. This is a fixed map from tokens to tokens, the same in every backend.
+    Never applies at the start position. Printed `SetFeatures(x, ["-voice"])`.
+    """
+
+    values: tuple[tuple[str, bool], ...]
+
+    def __post_init__(self) -> None:
+        names = [name for name, _ in self.values]
+        if not names or names != sorted(set(names)):
+            raise Error("SetFeatures: values must name at least one feature, each once, in sorted order")
+
+    @classmethod
+    def of(cls, values: dict[str, bool]) -> SetFeatures:
+        return cls(tuple(sorted(values.items())))
+
+    def __str__(self) -> str:
+        return f"SetFeatures(x, {_names(tuple(('+' if v else '-') + n for n, v in self.values))})"
+
+
+@dataclass(frozen=True)
+class Agree:
+    """x takes the values of `features` from another token (`[αback]`): the token at
+    `offset` (tier None), or the `offset`-th token of `tier` to the right (offset > 0)
+    or left (offset < 0) of x, counted as `TierIs` counts (x itself never).
+
+    x becomes the inventory token whose bundle is x's with those features set to that
+    token's values, found as `SetFeatures` finds it. It does not apply (the rule does
+    not fire) where there is no such other token (past the word's edge, or no tier
+    token there), where either token has no features, or where the bundle names no
+    single token (see `SetFeatures`). Nasal place assimilation:
+    `Agree(x, ["cor", "dors", "lab"], 1)` on nasals; vowel harmony:
+    `Agree(x, ["back"], "vowel", -1)`.
+    """
+
+    features: tuple[str, ...]
+    offset: int
+    tier: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.features or list(self.features) != sorted(set(self.features)):
+            raise Error("Agree: features must name at least one feature, each once, in sorted order")
+        if self.offset == 0:
+            raise Error("Agree: offset must be nonzero (x agrees with another token)")
+
+    def __str__(self) -> str:
+        tier = "" if self.tier is None else f"{_q(self.tier)}, "
+        return f"Agree(x, {_names(self.features)}, {tier}{self.offset})"
+
+
+Transformation = Union[
+    ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert, Identity, SetFeatures, Agree
+]
 
 PREDICATE_TYPES: tuple[type[Predicate], ...] = (IsToken, Is, TransformationApplied, TierIs, Not)
 TRANSFORMATION_TYPES: tuple[type[Transformation], ...] = (
@@ -195,6 +275,8 @@ TRANSFORMATION_TYPES: tuple[type[Transformation], ...] = (
     CopyReplace,
     CopyInsert,
     Identity,
+    SetFeatures,
+    Agree,
 )
 
 
@@ -253,6 +335,8 @@ def offsets_read(rule: Rule) -> list[int]:
         out.append(pred.offset)
     if isinstance(rule.transformation, (CopyReplace, CopyInsert)):
         out.append(rule.transformation.offset)
+    if isinstance(rule.transformation, Agree) and rule.transformation.tier is None:
+        out.append(rule.transformation.offset)
     return out
 
 
@@ -298,7 +382,10 @@ def to_json(node: Any) -> Any:
             "offset": node.offset,
         }
     if isinstance(node, TierIs):
-        return {"type": "TierIs", "tier": node.tier, "feature": node.feature, "index": node.index}
+        tier_is: dict[str, Any] = {"type": "TierIs", "tier": node.tier, "feature": node.feature, "index": node.index}
+        if node.inclusive:
+            tier_is["inclusive"] = True
+        return tier_is
     if isinstance(node, Not):
         return {"type": "Not", "predicate": to_json(node.predicate)}
     if isinstance(node, ReplaceBy):
@@ -311,6 +398,13 @@ def to_json(node: Any) -> Any:
         return {"type": type(node).__name__, "offset": node.offset}
     if isinstance(node, (Delete, Identity)):
         return {"type": type(node).__name__}
+    if isinstance(node, SetFeatures):
+        return {"type": "SetFeatures", "values": {name: value for name, value in node.values}}
+    if isinstance(node, Agree):
+        agree: dict[str, Any] = {"type": "Agree", "features": list(node.features), "offset": node.offset}
+        if node.tier is not None:
+            agree["tier"] = node.tier
+        return agree
     raise TypeError(f"not a DSL node: {node!r}")
 
 
@@ -365,7 +459,10 @@ def from_json(data: Any) -> Any:
     if kind == "TransformationApplied":
         return TransformationApplied(from_json(data.get("transformation")), _int(data, "offset"))
     if kind == "TierIs":
-        return TierIs(_str(data, "tier"), _str(data, "feature", nullable=True), _int(data, "index"))
+        inclusive = data.get("inclusive", False)
+        if not isinstance(inclusive, bool):
+            raise Error("TierIs: 'inclusive' must be true or false")
+        return TierIs(_str(data, "tier"), _str(data, "feature", nullable=True), _int(data, "index"), inclusive)
     if kind == "Not":
         return Not(from_json(data.get("predicate")))
     if kind == "ReplaceBy":
@@ -382,6 +479,13 @@ def from_json(data: Any) -> Any:
         return CopyInsert(_int(data, "offset"))
     if kind == "Identity":
         return Identity()
+    if kind == "SetFeatures":
+        values = data.get("values")
+        if not isinstance(values, dict) or not all(isinstance(v, bool) for v in values.values()):
+            raise Error("SetFeatures: 'values' must map feature names to true/false")
+        return SetFeatures.of(values)
+    if kind == "Agree":
+        return Agree(_tokens(data, "features"), _int(data, "offset"), _str(data, "tier", nullable=True))
     raise Error(f"unknown DSL node type {kind!r}")
 
 
@@ -461,6 +565,25 @@ class _Parser:
     def tokens(self) -> tuple[Token, ...]:
         return tuple(self.string().split())
 
+    def strings(self) -> list[str]:
+        """A JSON list of strings (`["-voice", "+cont"]`)."""
+        self.skip()
+        try:
+            value, end = json.JSONDecoder().raw_decode(self.text, self.pos)
+        except json.JSONDecodeError:
+            raise self.fail("a list of quoted names") from None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail("a list of quoted names")
+        self.pos = end
+        return value
+
+    def checked(self, make: Callable[[], Any]) -> Any:
+        """`make()`, a node whose constructor may refuse its fields, as a `ParseError`."""
+        try:
+            return make()
+        except Error as exc:
+            raise ParseError(f"could not parse {self.text!r}: {exc}") from None
+
     def node(self) -> Any:
         name = self.name()
         self.expect("(")
@@ -517,10 +640,12 @@ class _Parser:
             tier_feature = self.token_or_boundary()
             self.expect(",")
             index = self.integer()
-            try:
-                pred = TierIs(tier, tier_feature, index)
-            except Error as exc:
-                raise ParseError(f"could not parse {self.text!r}: {exc}") from None
+            inclusive = False
+            if self.peek(","):
+                self.expect(",")
+                self.expect("inclusive")
+                inclusive = True
+            pred = self.checked(lambda: TierIs(tier, tier_feature, index, inclusive))
         else:
             tr_name = self.name()
             self.expect("(")
@@ -549,6 +674,19 @@ class _Parser:
                 tr = Insert(self.tokens())
             elif name == "CopyReplace":
                 tr = CopyReplace(self.integer())
+            elif name == "SetFeatures":
+                signed = self.strings()
+                if not all(v[:1] in ("+", "-") and len(v) > 1 for v in signed):
+                    raise self.fail('features written "+name" or "-name"')
+                tr = self.checked(lambda: SetFeatures(tuple((v[1:], v[0] == "+") for v in signed)))
+            elif name == "Agree":
+                names = tuple(self.strings())
+                self.expect(",")
+                tier = self.string() if self.peek('"') else None
+                if tier is not None:
+                    self.expect(",")
+                offset = self.integer()
+                tr = self.checked(lambda: Agree(names, offset, tier))
             else:
                 tr = CopyInsert(self.integer())
         self.expect(")")

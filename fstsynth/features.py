@@ -2,6 +2,7 @@
 
 Public API:
     DERIVED, ipa_features(tokens), with_ipa_features(features, tokens), without_derived(features)
+    Inventory, inventory(features)  (feature bundles -> tokens, for SetFeatures and Agree)
 
 A problem's own feature table says what its tokens are; a user's TSV often has none,
 and then only vowel/consonant classes from Unicode (`alignment.with_vowel_classes`).
@@ -92,3 +93,82 @@ def without_derived(features: Features) -> Features:
     if not any(name.startswith(DERIVED) for feats in features.values() for name in feats):
         return features
     return {tok: {n: v for n, v in feats.items() if not n.startswith(DERIVED)} for tok, feats in features.items()}
+
+
+class Inventory:
+    """The tokens of a `Features` mapping by their feature bundles: what `SetFeatures`
+    and `Agree` map a token to.
+
+    A token's bundle is its value for every feature the mapping names (a missing one is
+    false). `resolve(x, changes)` is the token whose bundle is x's with `changes` set:
+    x itself if it has that bundle, else the one token that has it; None (the
+    transformation does not apply) where x has no features, or no token or several
+    tokens other than x have the bundle. Only the mapping decides, so that every
+    backend computes the same token map from the model's features."""
+
+    def __init__(self, features: Features) -> None:
+        self.features = features
+        self.names: tuple[str, ...] = tuple(sorted({name for feats in features.values() for name in feats}))
+        self._position = {name: k for k, name in enumerate(self.names)}
+        self._bundles: dict[Token, tuple[bool, ...]] = {
+            tok: tuple(bool(feats.get(name, False)) for name in self.names) for tok, feats in features.items()
+        }
+        self._tokens: dict[tuple[bool, ...], list[Token]] = {}
+        for tok in sorted(self._bundles):
+            self._tokens.setdefault(self._bundles[tok], []).append(tok)
+        self._resolved: dict[tuple[Token, tuple[tuple[str, bool], ...]], Token | None] = {}
+
+    def bundle(self, token: Token) -> tuple[bool, ...] | None:
+        """The token's bundle (in `names` order), None if it has no features."""
+        return self._bundles.get(token)
+
+    def value(self, token: Token, feature: str) -> bool | None:
+        """The token's value of `feature`, None if the token has no features."""
+        bundle = self._bundles.get(token)
+        if bundle is None:
+            return None
+        at = self._position.get(feature)
+        return False if at is None else bundle[at]
+
+    def resolve(self, token: Token, changes: tuple[tuple[str, bool], ...]) -> Token | None:
+        """The token with `token`'s bundle but `changes` set (see the class)."""
+        key = (token, changes)
+        if key in self._resolved:
+            return self._resolved[key]
+        found: Token | None = None
+        bundle = self._bundles.get(token)
+        if bundle is not None:
+            wanted = list(bundle)
+            possible = True
+            for name, value in changes:
+                at = self._position.get(name)
+                if at is None:
+                    # A feature no token has: only "false" leaves a bundle that exists.
+                    possible = possible and not value
+                else:
+                    wanted[at] = value
+            having = self._tokens.get(tuple(wanted), []) if possible else []
+            if token in having:
+                found = token
+            elif len(having) == 1:
+                found = having[0]
+        self._resolved[key] = found
+        return found
+
+
+_INVENTORIES: dict[int, Inventory] = {}
+
+
+def inventory(features: Features) -> Inventory:
+    """The `Inventory` of `features`, made once per mapping (the interpreter asks for it
+    at every position where a feature transformation is tried). A mapping is taken to
+    stay as it is while it is in use, as every `Features` of a model or problem does;
+    a cached inventory is remade if its mapping's token count changed."""
+    known = _INVENTORIES.get(id(features))
+    if known is not None and known.features is features and len(known._bundles) == len(features):
+        return known
+    if len(_INVENTORIES) >= 16:
+        _INVENTORIES.clear()
+    made = _INVENTORIES[id(features)] = Inventory(features)
+    return made
+

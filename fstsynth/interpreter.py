@@ -3,7 +3,7 @@
 Public API:
     TaggedToken, Step
     eval_predicate(pred, word, position, features) -> bool
-    apply_transformation(tr, word, position) -> tuple[Token, ...] | None
+    apply_transformation(tr, word, position, features) -> tuple[Token, ...] | None
     run_pass(pass_, word, features) -> list[TaggedToken]
     run(program, word, features) -> Word
     run_pass_many(pass_, words, features), run_many(program, words, features)
@@ -16,6 +16,10 @@ transformation applies there fires, reading only the pass's input. Outputs are
 concatenated in order and every output token is tagged with the transformation that
 produced it (an untouched token with `Identity()`). Offsets past either end read the
 boundary `$`. The compiler must implement exactly this.
+
+The features a program runs with are also its inventory: `SetFeatures` and `Agree`
+output the token of that mapping with the resulting feature bundle, and do not apply
+(the rule does not fire) where no single token has it (`features.Inventory`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Callable, Sequence, cast
 
 from fstsynth.dsl import (
     BOUNDARY,
+    Agree,
     CopyInsert,
     CopyReplace,
     Delete,
@@ -40,13 +45,17 @@ from fstsynth.dsl import (
     TierIs,
     ReplaceBy,
     Rule,
+    SetFeatures,
     Transformation,
     TransformationApplied,
 )
+from fstsynth.features import inventory
 from fstsynth.types import Token, Word, Features, TaggedToken
 
 
 START = -1  # the position before the first token
+#: The features of a program that reads none (the default of `apply_transformation`).
+NO_FEATURES: Features = {}
 
 
 def eval_predicate(
@@ -73,22 +82,34 @@ def _has(features: Features, token: Token, feature: str) -> bool:
     return bool(features.get(token, {}).get(feature, False))
 
 
+def _tier_token(
+    tier: str, index: int, inclusive: bool, word: Sequence[TaggedToken], position: int, features: Features
+) -> int | None:
+    """Where the `index`-th token of `tier` right (index > 0) or left (< 0) of `position`
+    is (`inclusive`: counting from the position itself), None if there is none."""
+    first = position if inclusive and position != START else position + (1 if index > 0 else -1)
+    order = range(first, len(word)) if index > 0 else range(first, -1, -1)
+    k = abs(index)
+    for i in order:
+        if _has(features, word[i][0], tier):
+            k -= 1
+            if k == 0:
+                return i
+    return None
+
+
 def _tier_is(pred: TierIs, word: Sequence[TaggedToken], position: int, features: Features) -> bool:
-    if pred.index > 0:
-        order = range(position + 1, len(word))
-    else:
-        order = range(position - 1, -1, -1)
-    on_tier = [i for i in order if _has(features, word[i][0], pred.tier)]
-    k = abs(pred.index) - 1
-    if k >= len(on_tier):
+    at = _tier_token(pred.tier, pred.index, pred.inclusive, word, position, features)
+    if at is None:
         return pred.feature is BOUNDARY
-    return pred.feature is not BOUNDARY and _has(features, word[on_tier[k]][0], pred.feature)
+    return pred.feature is not BOUNDARY and _has(features, word[at][0], pred.feature)
 
 
 def apply_transformation(
-    tr: Transformation, word: Sequence[TaggedToken], position: int
+    tr: Transformation, word: Sequence[TaggedToken], position: int, features: Features = NO_FEATURES
 ) -> tuple[Token, ...] | None:
-    """The tokens `tr` outputs at `position`, or None if it does not apply there."""
+    """The tokens `tr` outputs at `position`, or None if it does not apply there.
+    `features`: the inventory `SetFeatures` and `Agree` map tokens into."""
     at_start = position == START
     x = None if at_start else word[position][0]
     here: tuple[Token, ...] = () if at_start else (word[position][0],)  # the input token, kept
@@ -117,6 +138,27 @@ def apply_transformation(
         if copied is None:
             return None
         return (*here, copied)
+    if isinstance(tr, SetFeatures):
+        if x is None:
+            return None
+        made = inventory(features).resolve(x, tr.values)
+        return None if made is None else (made,)
+    if isinstance(tr, Agree):
+        if x is None:
+            return None
+        if tr.tier is None:
+            source = token_at(tr.offset)
+        else:
+            at = _tier_token(tr.tier, tr.offset, False, word, position, features)
+            source = None if at is None else word[at][0]
+        if source is None:
+            return None
+        known = inventory(features)
+        values = [(name, known.value(source, name)) for name in tr.features]
+        if any(value is None for _, value in values):
+            return None  # the token agreed with has no features
+        made = known.resolve(x, tuple((name, bool(value)) for name, value in values))
+        return None if made is None else (made,)
     raise TypeError(f"not a transformation: {tr!r}")
 
 
@@ -127,7 +169,7 @@ def fire(
     for pred in rule.predicates:
         if not eval_predicate(pred, word, position, features):
             return None
-    return apply_transformation(rule.transformation, word, position)
+    return apply_transformation(rule.transformation, word, position, features)
 
 
 @dataclass(frozen=True)
@@ -244,7 +286,7 @@ def run_pass_many(
                     if not holds(word, position):
                         break
                 else:
-                    produced = apply_transformation(tag, word, position)
+                    produced = apply_transformation(tag, word, position, features)
                     if produced is not None:
                         break
             else:

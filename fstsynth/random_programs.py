@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 from fstsynth.dsl import (
     BOUNDARY,
+    Agree,
     CopyInsert,
     CopyReplace,
     Delete,
@@ -34,6 +35,7 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    SetFeatures,
     TierIs,
     Transformation,
     TransformationApplied,
@@ -41,17 +43,20 @@ from fstsynth.dsl import (
 from fstsynth.types import Token, Word
 
 
+# Place and manner features give every token its own bundle, so that `SetFeatures` and
+# `Agree` map tokens to tokens (b -> p by [-voice], i -> u by [+back]) and, where no
+# token has the bundle (k by [+voice], n by [-voice]), do not apply.
 FEATURES: dict[Token, dict[str, bool]] = {
-    "a": {"vowel": True, "voice": True},
-    "i": {"vowel": True, "voice": True},
-    "u": {"vowel": True, "voice": True},
-    "p": {"vowel": False, "voice": False},
-    "t": {"vowel": False, "voice": False},
-    "k": {"vowel": False, "voice": False},
-    "b": {"vowel": False, "voice": True},
-    "d": {"vowel": False, "voice": True},
-    "s": {"vowel": False, "voice": False},
-    "n": {"vowel": False, "voice": True},
+    "a": {"vowel": True, "voice": True, "back": True},
+    "i": {"vowel": True, "voice": True, "high": True},
+    "u": {"vowel": True, "voice": True, "high": True, "back": True},
+    "p": {"vowel": False, "voice": False, "lab": True},
+    "t": {"vowel": False, "voice": False, "cor": True},
+    "k": {"vowel": False, "voice": False, "back": True},
+    "b": {"vowel": False, "voice": True, "lab": True},
+    "d": {"vowel": False, "voice": True, "cor": True},
+    "s": {"vowel": False, "voice": False, "cor": True, "cont": True},
+    "n": {"vowel": False, "voice": True, "cor": True, "nas": True},
 }
 ALPHABET: tuple[Token, ...] = tuple(FEATURES)
 
@@ -66,11 +71,13 @@ def _atom(
     tags: Sequence[Transformation],
     features: Sequence[str],
     tiers: bool = False,
+    feature_rules: bool = False,
 ) -> Predicate:
     if tiers and rng.random() < 0.3:
         # The k-th token on a feature's tier, either side (or none: the boundary).
         index = rng.choice((-2, -1, 1, 2))
-        pred: Predicate = TierIs(rng.choice(features), rng.choice((*features, BOUNDARY)), index)
+        inclusive = feature_rules and rng.random() < 0.5
+        pred: Predicate = TierIs(rng.choice(features), rng.choice((*features, BOUNDARY)), index, inclusive)
         return Not(pred) if rng.random() < 0.2 else pred
     offset = rng.randint(-window, window)
     kind = rng.random()
@@ -85,7 +92,17 @@ def _atom(
     return Not(pred) if rng.random() < 0.2 else pred
 
 
-def _transformation(rng: random.Random, window: int) -> Transformation:
+#: What `SetFeatures` and `Agree` of random programs change.
+_CHANGEABLE = ("voice", "back", "cor", "lab", "high")
+
+
+def _transformation(rng: random.Random, window: int, feature_rules: bool = False) -> Transformation:
+    if feature_rules and rng.random() < 0.4:
+        names = sorted(rng.sample(_CHANGEABLE, rng.choice((1, 1, 2))))
+        if rng.random() < 0.5:
+            return SetFeatures(tuple((name, rng.random() < 0.5) for name in names))
+        offset = rng.choice([k for k in range(-window, window + 1) if k != 0] or [1])
+        return Agree(tuple(names), offset, "vowel" if rng.random() < 0.3 else None)
     kind = rng.randrange(7)
     tokens = tuple(rng.choice(ALPHABET) for _ in range(rng.choice((1, 1, 2))))
     if kind == 0:
@@ -113,20 +130,22 @@ def random_program(
     window: int = 2,
     features: Sequence[str] = ("vowel", "voice"),
     tiers: bool = False,
+    feature_rules: bool = False,
 ) -> Program:
     """A program of `passes` passes, each of 1..max_rules rules of 0..max_conjuncts
     predicates; later passes may test the transformations of the pass before. With
-    `tiers`, predicates may also be tier tests (`TierIs`); off by default so that the
-    seeded programs of existing benchmarks stay the same."""
+    `tiers`, predicates may also be tier tests (`TierIs`); with `feature_rules`,
+    transformations may also be `SetFeatures` and `Agree` and tier tests inclusive. Both
+    off by default so that the seeded programs of existing benchmarks stay the same."""
     out: list[Pass] = []
     tags: list[Transformation] = []
     for _ in range(passes):
         rules = []
         for _ in range(rng.randint(1, max_rules)):
             preds = tuple(
-                _atom(rng, window, tags, features, tiers) for _ in range(rng.randint(0, max_conjuncts))
+                _atom(rng, window, tags, features, tiers, feature_rules) for _ in range(rng.randint(0, max_conjuncts))
             )
-            rules.append(Rule(preds, _transformation(rng, window)))
+            rules.append(Rule(preds, _transformation(rng, window, feature_rules)))
         out.append(Pass(tuple(rules)))
         tags = [r.transformation for r in rules] + [Identity()]
     return Program(tuple(out))

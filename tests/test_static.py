@@ -1,6 +1,7 @@
 """The linter (ruff) and the type checker (mypy) pass, with the settings in
 pyproject.toml, so that CI runs them through the README's test command: every file
-of the project is clean (findings are printed by file)."""
+of the project is clean (findings are printed by file). They check the project's own
+folders only: a virtual environment or a build inside the checkout is not the project's."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# Where the project's Python lives (mypy's own list is `files` in pyproject.toml).
+PROJECT_PATHS = ["fstsynth", "exporters", "scripts", "tests", "setup.py"]
 
 
 def findings(command: list[str], pattern: str) -> dict[str, list[str]]:
@@ -28,7 +31,7 @@ def findings(command: list[str], pattern: str) -> dict[str, list[str]]:
 
 @lru_cache(maxsize=None)
 def ruff_findings() -> dict[str, list[str]]:
-    return findings(["ruff", "check", ".", "--output-format", "concise"], r"^([^:]+):\d+:\d+: ")
+    return findings(["ruff", "check", *PROJECT_PATHS, "--output-format", "concise"], r"^([^:]+):\d+:\d+: ")
 
 
 @lru_cache(maxsize=None)
@@ -49,3 +52,21 @@ def test_mypy_is_clean():
     found = mypy_findings()
     assert not found, listed(found)
 
+
+
+def _is_environment(folder: Path) -> bool:
+    """A virtual environment (pyvenv.cfg marks one, whatever its name) or a build's output."""
+    return (folder / "pyvenv.cfg").exists() or folder.name in {"build", "dist"} or folder.name.endswith(".egg-info")
+
+
+def test_the_checked_paths_hold_all_of_the_projects_python():
+    """A Python file of the project outside PROJECT_PATHS would escape the linter."""
+    outside = [
+        str(path.relative_to(ROOT))
+        for folder in ROOT.iterdir()
+        if folder.is_dir() and not folder.name.startswith(".") and folder.name not in PROJECT_PATHS
+        and not _is_environment(folder)
+        for path in folder.rglob("*.py")
+    ]
+    outside += [path.name for path in ROOT.glob("*.py") if path.name not in PROJECT_PATHS]
+    assert not outside, f"Python files the static tests do not check: {outside[:10]}"

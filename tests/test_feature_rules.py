@@ -1,0 +1,169 @@
+"""Rules in features (issue 25): `SetFeatures`, `Agree`, inclusive tier tests; the
+inventory they map tokens into; and the learner finding such rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from fstsynth import dsl
+from fstsynth.dsl import (
+    BOUNDARY,
+    Agree,
+    Is,
+    IsToken,
+    Pass,
+    Program,
+    Rule,
+    SetFeatures,
+    TierIs,
+)
+from fstsynth.features import Inventory
+from fstsynth.interpreter import START, apply_transformation, eval_predicate, run, run_many
+
+# A small obstruent/vowel inventory: every token has its own bundle, except that
+# x and y share one (so a change towards it names no single token).
+FEATURES: dict[str, dict[str, bool]] = {
+    "p": {"lab": True},
+    "b": {"lab": True, "voice": True},
+    "t": {"cor": True},
+    "d": {"cor": True, "voice": True},
+    "k": {"dors": True},
+    "g": {"dors": True, "voice": True},
+    "m": {"lab": True, "voice": True, "nas": True, "son": True},
+    "n": {"cor": True, "voice": True, "nas": True, "son": True},
+    "ŋ": {"dors": True, "voice": True, "nas": True, "son": True},
+    "a": {"vowel": True, "voice": True, "son": True, "back": True},
+    "e": {"vowel": True, "voice": True, "son": True},
+    "x": {"dors": True, "cont": True},
+    "y": {"dors": True, "cont": True},
+}
+
+
+def tagged(*tokens: str) -> list[tuple[str, None]]:
+    return [(tok, None) for tok in tokens]
+
+
+def test_nodes_print_parse_and_json_round_trip():
+    nodes = [
+        SetFeatures.of({"voice": False}),
+        SetFeatures.of({"voice": True, "cont": False}),
+        Agree(("cor", "dors", "lab"), 1),
+        Agree(("back",), -1, "vowel"),
+        TierIs("vowel", "back", -1, True),
+        TierIs("vowel", BOUNDARY, 2, True),
+    ]
+    for node in nodes:
+        assert dsl.parse(str(node)) == node
+        assert dsl.from_json(dsl.to_json(node)) == node
+        assert hash(node) == hash(dsl.parse(str(node)))
+    assert str(SetFeatures.of({"voice": False, "cont": True})) == 'SetFeatures(x, ["+cont", "-voice"])'
+    assert str(Agree(("back",), -1, "vowel")) == 'Agree(x, ["back"], "vowel", -1)'
+    assert str(TierIs("vowel", "back", -1, True)) == 'TierIs(w, "vowel", "back", -1, inclusive)'
+    # An exclusive tier test prints (and stores) as before.
+    assert str(TierIs("vowel", "back", -1)) == 'TierIs(w, "vowel", "back", -1)'
+    assert "inclusive" not in dsl.to_json(TierIs("vowel", "back", -1))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'SetFeatures(x, [])',
+        'SetFeatures(x, ["voice"])',
+        'SetFeatures(x, ["-voice", "+voice"])',
+        'Agree(x, ["back"], 0)',
+        'Agree(x, [], 1)',
+        'TierIs(w, "vowel", "back", -1, exclusive)',
+    ],
+)
+def test_malformed_feature_nodes_are_refused(text):
+    with pytest.raises(dsl.ParseError):
+        dsl.parse(text)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"type": "SetFeatures", "values": {}},
+        {"type": "SetFeatures", "values": {"voice": "no"}},
+        {"type": "Agree", "features": ["back"], "offset": 0},
+        {"type": "Agree", "features": "back", "offset": 1},
+        {"type": "TierIs", "tier": "vowel", "feature": "back", "index": -1, "inclusive": 1},
+    ],
+)
+def test_malformed_feature_json_is_refused(data):
+    with pytest.raises(dsl.Error):
+        dsl.from_json(data)
+
+
+def test_set_features_maps_to_the_token_with_the_bundle():
+    devoice = SetFeatures.of({"voice": False})
+    word = tagged("b", "a", "g", "t", "n", "z")
+    assert apply_transformation(devoice, word, 0, FEATURES) == ("p",)
+    assert apply_transformation(devoice, word, 2, FEATURES) == ("k",)
+    # Already voiceless: the token itself.
+    assert apply_transformation(devoice, word, 3, FEATURES) == ("t",)
+    # No voiceless vowel or nasal in the inventory: it does not apply.
+    assert apply_transformation(devoice, word, 1, FEATURES) is None
+    assert apply_transformation(devoice, word, 4, FEATURES) is None
+    # A token with no features, and the start position: it does not apply.
+    assert apply_transformation(devoice, word, 5, FEATURES) is None
+    assert apply_transformation(devoice, word, START, FEATURES) is None
+    # A feature no token has can only be set false.
+    assert apply_transformation(SetFeatures.of({"spread": True}), word, 0, FEATURES) is None
+    assert apply_transformation(SetFeatures.of({"spread": False}), word, 0, FEATURES) == ("b",)
+
+
+def test_a_bundle_of_several_tokens_names_none_but_the_token_itself():
+    inventory = Inventory(FEATURES)
+    assert inventory.resolve("x", (("cont", True),)) == "x"
+    assert inventory.resolve("k", (("cont", True),)) is None  # x or y: no single token
+
+
+def test_agree_takes_the_values_of_a_neighbour_or_a_tier_token():
+    place = Agree(("cor", "dors", "lab"), 1)
+    word = tagged("a", "n", "b", "a", "n", "k", "n")
+    assert apply_transformation(place, word, 1, FEATURES) == ("m",)
+    assert apply_transformation(place, word, 4, FEATURES) == ("ŋ",)
+    # Past the word's end, and from a vowel (no place: no placeless nasal): no.
+    assert apply_transformation(place, word, 6, FEATURES) is None
+    assert apply_transformation(place, tagged("n", "a"), 0, FEATURES) is None
+    # From a token with no features: no.
+    assert apply_transformation(place, tagged("n", "z"), 0, FEATURES) is None
+    harmony = Agree(("back",), -1, "vowel")
+    assert apply_transformation(harmony, tagged("a", "t", "e"), 2, FEATURES) == ("a",)
+    assert apply_transformation(harmony, tagged("e", "t", "a"), 2, FEATURES) == ("e",)
+    # No vowel before: no.
+    assert apply_transformation(harmony, tagged("t", "a"), 1, FEATURES) is None
+
+
+def test_inclusive_tier_tests_count_the_position_itself():
+    last_back = TierIs("vowel", "back", -1, True)
+    before_back = TierIs("vowel", "back", -1)
+    elma = tagged("e", "t", "m", "a")
+    kedi = tagged("a", "t", "e", "t")
+    assert eval_predicate(last_back, elma, 3, FEATURES)
+    assert not eval_predicate(before_back, elma, 3, FEATURES)
+    assert not eval_predicate(last_back, kedi, 3, FEATURES)
+    assert eval_predicate(TierIs("vowel", "back", 2, True), tagged("a", "t", "a"), 0, FEATURES)
+    assert not eval_predicate(TierIs("vowel", "back", 2), tagged("a", "t", "a"), 0, FEATURES)
+    # The start position has no token to include.
+    assert eval_predicate(TierIs("vowel", BOUNDARY, -1, True), elma, START, FEATURES)
+    assert eval_predicate(TierIs("vowel", "back", 2, True), tagged("a", "a"), START, FEATURES)
+
+
+def test_a_program_in_features_runs_alike_word_by_word_and_on_many_words():
+    program = Program(
+        (
+            Pass(
+                (
+                    Rule((Is("nas", 0),), Agree(("cor", "dors", "lab"), 1)),
+                    Rule((IsToken(BOUNDARY, 1),), SetFeatures.of({"voice": False})),
+                    Rule((IsToken(BOUNDARY, 1), TierIs("vowel", "back", -1, True)), Agree(("back",), -1, "vowel")),
+                )
+            ),
+        )
+    )
+    words = [tuple(w) for w in ("anbag", "enkad", "ante", "abe", "tanz")]
+    expected = [tuple(w) for w in ("ambak", "eŋkat", "ante", "abe", "tanz")]
+    assert [run(program, w, FEATURES) for w in words] == expected
+    assert run_many(program, words, FEATURES) == expected
