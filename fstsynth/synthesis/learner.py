@@ -24,7 +24,7 @@ import time
 from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence, Sized
 
 from fstsynth.alignment import examples_from_alignment, learn_affinity, learn_leads
 from fstsynth.chunks import chunk_alignments
@@ -133,7 +133,7 @@ def _fold(
     return right, part.seconds, part.program.rule_count
 
 
-def _evenly(pairs: Pairs, rows: int) -> list[int]:
+def _evenly(pairs: Sized, rows: int) -> list[int]:
     """The indices of at most `rows` of `pairs`, evenly spaced (all if no more)."""
     if len(pairs) <= rows:
         return list(range(len(pairs)))
