@@ -19,7 +19,11 @@ Formats (each is read by a real tool in the tests, see tests/test_exports.py):
   file.
 - `foma`: a foma/XFST script of rewrite rules, one column pair; with `passes`, the
   passes are defined but not composed (foma takes minutes to compose some programs).
-- `dot` / `svg`: a drawing (Graphviz), one column pair, small transducers only.
+- `dot` / `svg`: a drawing (Graphviz), one column pair, small transducers only
+  (`exporters.dot`; `dot` lays out the SVG under a time limit, `fstsynth.drawing`).
+- `pynini`: a Python module of Pynini rewrite rules (`exporters.pynini_grammar`), every
+  column pair unless `source`/`target` pick one; run as a script it writes a FAR with
+  one transducer per pair (`pair-S-T`).
 """
 
 from __future__ import annotations
@@ -29,16 +33,18 @@ from pathlib import Path
 import pynini
 
 from exporters.att import to_att, write_att, write_symbols
-from exporters.dot import to_dot, to_svg
+from exporters.dot import TOO_BIG_HINT, to_dot
 from exporters.foma_script import program_to_foma
+from exporters.pynini_grammar import GrammarPair, grammar_source
 from fstsynth.compiler import CompositionTooLargeError
+from fstsynth.drawing import to_svg
 from fstsynth.errors import UserError
 from fstsynth.far import write_far
 from fstsynth.fileio import atomic_write_bytes, atomic_write_text
 from fstsynth.model import Model, PairModel, far_key
 from fstsynth.tables import UNK
 
-FORMATS = ("far", "att", "foma", "dot", "svg")
+FORMATS = ("far", "att", "foma", "dot", "svg", "pynini")
 
 
 class Error(UserError):
@@ -50,15 +56,13 @@ def _title(model: Model, pm: PairModel) -> str:
     return f"{name}{model.columns[pm.source]} -> {model.columns[pm.target]}"
 
 
-def _composed(model: Model, pm: PairModel) -> pynini.Fst:
+def _composed(model: Model, pm: PairModel, drawing: bool = False) -> pynini.Fst:
     """The pair's stages composed, or an error naming the pair if that is too large."""
     try:
         return pm.transducers().composed()
     except CompositionTooLargeError as exc:
-        raise Error(
-            f"{_title(model, pm)}: {exc}; export it with --passes (one transducer per pass, "
-            "applied in order)"
-        ) from None
+        hint = TOO_BIG_HINT if drawing else "export it with --passes (one transducer per pass, applied in order)"
+        raise Error(f"{_title(model, pm)}: {exc}; {hint}") from None
 
 
 def _passes(model: Model, pm: PairModel) -> list[pynini.Fst]:
@@ -101,6 +105,12 @@ def export_model(
             fsts = {far_key(pm.source, pm.target): _composed(model, pm) for pm in chosen}
         write_far(path, fsts)
         return [path]
+    if fmt == "pynini":
+        chosen = list(model.pairs.values()) if source is None and target is None else [model.pair(source, target)]
+        pairs = [GrammarPair(far_key(pm.source, pm.target), _title(model, pm), pm.program) for pm in chosen]
+        tokens = sorted({tok for pm in chosen for tok in pm.tables.tokens})
+        atomic_write_text(path, grammar_source(pairs, tokens, model.features, model.name))
+        return [path]
     pm = model.pair(source, target)
     if fmt == "att":
         if not passes:
@@ -119,7 +129,7 @@ def export_model(
         script = program_to_foma(pm.program, tokens, model.features, _title(model, pm), compose=not passes)
         atomic_write_text(path, script)
         return [path]
-    dot = to_dot(_composed(model, pm), _title(model, pm))
+    dot = to_dot(_composed(model, pm, drawing=True), _title(model, pm))
     if fmt == "dot":
         atomic_write_text(path, dot)
     else:

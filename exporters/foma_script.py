@@ -35,28 +35,18 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from exporters.spe import rule_to_spe
+from fstsynth.spe import rule_to_spe
 from fstsynth.dsl import (
     BOUNDARY,
-    CopyInsert,
-    CopyReplace,
-    Delete,
     Identity,
-    Insert,
     Is,
     IsToken,
-    Not,
     Pass,
-    Predicate,
     Program,
-    ReplaceAnyBy,
-    ReplaceBy,
-    TierIs,
     Transformation,
-    TransformationApplied,
-    referenced_tags,
 )
 from fstsynth.errors import UserError
+from fstsynth.rule_shape import CellPredicate, RuleShape, SlotTest, TierTest, referenced_tags, shape_of
 from fstsynth.types import Token, Features
 
 
@@ -118,18 +108,22 @@ class _Writer:
         self.feature_names: dict[str, str] = {}
         self.tag_names: dict[Transformation, str] = {}
         self.lines: list[str] = []
-        reserved = {"Tok", "Model"}
-        self._reserved = reserved
+        # A defined name is read wherever a symbol of the same spelling is written.
+        self._taken = set(self.tokens)
 
     # -- names
 
     def feature_class(self, feature: str) -> str:
+        """The defined name of a feature's class: ASCII letters and digits only (foma
+        0.10 crashes on a defined name with `_` in a rule context, and reads `.` or `-`
+        as operators), distinct from every other name and token of the script."""
         name = self.feature_names.get(feature)
         if name is None:
-            base = "F" + re.sub(r"[^A-Za-z0-9]", "_", feature).capitalize()
+            parts = re.findall(r"[A-Za-z0-9]+", feature)
+            base = "F" + "".join(part[:1].upper() + part[1:] for part in parts)
             name = base
             k = 2
-            while name in self.feature_names.values():
+            while name in self.feature_names.values() or name in self._taken:
                 name = f"{base}{k}"
                 k += 1
             self.feature_names[feature] = name
@@ -144,67 +138,69 @@ class _Writer:
 
     # -- predicates
 
-    def pred_core(self, pred: Predicate, ctx: "_PassContext") -> _Slot:
-        if isinstance(pred, Not):
-            inner = self.pred_core(pred.predicate, ctx)
-            core = ctx.core if inner.core is None else f"[{ctx.core} - {inner.core}]"
-            return _Slot(core, not inner.boundary)
-        if isinstance(pred, IsToken):
-            if pred.token is BOUNDARY:
-                return _Slot(NOTHING, True)
-            if pred.token not in self.tokens:
-                return _Slot(NOTHING, False)
-            return _Slot(_with_tag(foma_symbol(pred.token), ctx.tag_any), False)
-        if isinstance(pred, Is):
-            return _Slot(_with_tag(self.feature_class(pred.feature), ctx.tag_any), False)
-        if isinstance(pred, TransformationApplied):
-            if pred.transformation not in ctx.in_tags:
-                return _Slot(NOTHING, False)
-            return _Slot(f"[Tok {self.tag(pred.transformation)}]", False)
-        raise TypeError(f"not a predicate: {pred!r}")
+    def test_core(self, test: SlotTest, ctx: "_PassContext") -> _Slot:
+        """One cell test as a slot: the cells it admits (None: any token) and whether
+        the boundary satisfies it."""
+        slot = self._positive_core(test.test, ctx)
+        if not test.negated:
+            return slot
+        if slot.core == NOTHING:
+            return _Slot(None, not slot.boundary)
+        return _Slot(f"[{ctx.core} - {slot.core}]", not slot.boundary)
 
-    def slots(self, predicates: Sequence[Predicate], ctx: "_PassContext") -> dict[int, _Slot]:
+    def _positive_core(self, test: CellPredicate, ctx: "_PassContext") -> _Slot:
+        if isinstance(test, IsToken):
+            if test.token is BOUNDARY:
+                return _Slot(NOTHING, True)
+            if test.token not in self.tokens:
+                return _Slot(NOTHING, False)
+            return _Slot(_with_tag(foma_symbol(test.token), ctx.tag_any), False)
+        if isinstance(test, Is):
+            return _Slot(_with_tag(self.feature_class(test.feature), ctx.tag_any), False)
+        if test.transformation not in ctx.in_tags:
+            return _Slot(NOTHING, False)
+        return _Slot(f"[Tok {self.tag(test.transformation)}]", False)
+
+    def slots(self, shape: RuleShape, ctx: "_PassContext") -> dict[int, _Slot]:
+        """Per offset, the cells the rule admits there, its transformation's conditions
+        (a ReplaceBy's source, a copied token) included."""
         out: dict[int, _Slot] = {}
-        for pred in predicates:
-            inner = pred
-            while isinstance(inner, Not):
-                inner = inner.predicate
-            if isinstance(inner, TierIs):
-                continue  # not at an offset: see `tier_context`
-            slot = self.pred_core(pred, ctx)
-            old = out.get(inner.offset)
-            if old is not None:
-                slot = _Slot(f"[{old.core} & {slot.core}]", old.boundary and slot.boundary)
-            out[inner.offset] = slot
+        for slot in shape.guarded_slots:
+            cores = [self.test_core(test, ctx) for test in slot.tests]
+            restricted = [c.core for c in cores if c.core is not None]
+            core: str | None = None
+            if NOTHING in restricted:
+                core = NOTHING
+            elif len(restricted) == 1:
+                core = restricted[0]
+            elif restricted:
+                core = "[" + " & ".join(restricted) + "]"
+            out[slot.offset] = _Slot(core, all(c.boundary for c in cores))
         return out
 
-
-    def tier_context(self, pred: Predicate, ctx: "_PassContext") -> "_TierContext":
+    def tier_context(self, test: TierTest, ctx: "_PassContext") -> "_TierContext":
         """A tier test as a context language on one side of the position.
 
         Left: the cells just before the position's token (to be followed by it); right:
         the cells just after it (the start position: from the first token). Cells of
         tokens off the tier are skipped over."""
-        negated = False
-        while isinstance(pred, Not):
-            pred, negated = pred.predicate, not negated
-        assert isinstance(pred, TierIs)
-        tier = self.feature_class(pred.tier)
+        negated = test.negated
+        tier = self.feature_class(test.tier)
 
         def cell(core: str) -> str:
             return f"[{_with_tag(core, ctx.tag_any)} ({ctx.mark_any})]"
 
         on, off = cell(tier), cell(f"[Tok - {tier}]")
-        between = abs(pred.index) - 1  # tier tokens between the position and the tested one
-        if pred.feature is BOUNDARY:
+        between = test.rank  # tier tokens between the position and the tested one
+        if test.feature is BOUNDARY:
             at_k = None  # the test is on the existence of the k-th tier token
         else:
-            feature = self.feature_class(pred.feature)
+            feature = self.feature_class(test.feature)
             at_k = f"[{tier} - {feature}]" if negated else f"[{tier} & {feature}]"
         # `exists`: the k-th tier token exists (with the feature, if any); `ends`: fewer
         # than k tier tokens on that side, up to the word edge.
         fewer = f"[{on} {off}*]^{{0,{between}}}" if between else ""
-        if pred.index > 0:
+        if test.side > 0:
             skip = f"[{off}* {on}]^{between}" if between else ""
             exists: _Side = (False, f"{skip} {off}* {cell(at_k) if at_k else on}")
             ends: _Side = (True, f"{off}* {fewer}")
@@ -212,11 +208,11 @@ class _Writer:
             skip = f"[{on} {off}*]^{between}" if between else ""
             exists = (False, f"{cell(at_k) if at_k else on} {off}* {skip}")
             ends = (True, f"({ctx.mark_any}) {off}* {fewer}")
-        side = 1 if pred.index > 0 else -1
+        side = test.side
         # Nothing lies left of the start position: a left test holds there iff it
         # holds where the tier has ended.
-        holds_at_end = (pred.feature is BOUNDARY) != negated
-        if pred.feature is BOUNDARY:
+        holds_at_end = (test.feature is BOUNDARY) != negated
+        if test.feature is BOUNDARY:
             return _TierContext(side, [exists] if negated else [ends], holds_at_end)
         return _TierContext(side, [exists, ends] if negated else [exists], holds_at_end)
 
@@ -289,12 +285,6 @@ def _left_text(side: _Side) -> str:
 def _right_text(side: _Side) -> str:
     anchored, body = side
     return f"{body} .#.".strip() if anchored else body
-
-
-def _is_tier_test(pred: Predicate) -> bool:
-    while isinstance(pred, Not):
-        pred = pred.predicate
-    return isinstance(pred, TierIs)
 
 
 def _with_tiers(
@@ -400,6 +390,8 @@ def _written(program: Program, tokens: Sequence[Token], features: Features) -> t
     for tok in w.tokens:
         if re.fullmatch(r"<(m\d+\w*|t\d+)>", tok):
             raise Error(f"token {tok!r} has the form of one of the script's marker symbols")
+        if re.fullmatch(r"Tok|Model|(Pass|Marks)\d+", tok):
+            raise Error(f"token {tok!r} is spelled as a name the foma script defines")
     body: list[str] = []
     passes = program.passes
     for k, pass_ in enumerate(passes, start=1):
@@ -447,27 +439,16 @@ def _pass_block(
         return " ".join([cell] * count)
 
     for r, rule in enumerate(pass_.rules, start=1):
+        shape = shape_of(rule)
+        writes = shape.writes
         tr = rule.transformation
         lines.append(f"# rule {r}: {rule_to_spe(rule)}")
         lines.append(f"#   {rule}")
-        slots = w.slots(rule.predicates, ctx)
-        here = slots.pop(0, _Slot(None, True))
-        if isinstance(tr, ReplaceBy):
-            source = _with_tag(foma_symbol(tr.source), tag_any) if tr.source in w.tokens else NOTHING
-            here = _Slot(source if here.core is None else f"[{here.core} & {source}]", False)
-        start_ok = not isinstance(tr, ReplaceBy)
-        if isinstance(tr, (CopyReplace, CopyInsert)):
-            # The copied position must hold a token; which token is decided when the
-            # marker is realized (one realization per token: a copy has no plain-rule
-            # form in foma).
+        if writes.copy_offset is not None:
+            # Which token is copied is decided when the marker is realized.
             lines.append("#   (a copy has no plain-rule form: resolved by one rule per token it can copy)")
-            if tr.offset == 0:
-                here = _Slot(here.core, False)
-                start_ok = False
-            else:
-                old = slots.get(tr.offset, _Slot(None, True))
-                slots[tr.offset] = _Slot(old.core, False)
-                start_ok = tr.offset > 0
+        slots = w.slots(shape, ctx)
+        here = slots.pop(0, _Slot(None, True))
         lo = min([o for o in slots if o < 0], default=0)
         hi = max([o for o in slots if o > 0], default=0)
         mark = _internal(f"m{number}r{r}")
@@ -484,9 +465,10 @@ def _pass_block(
             ]
         # At the start position (offset i reads token i-1): the rule applies there only
         # if every offset <= 0 may be the boundary.
-        if start_ok and here.boundary and all(s.boundary for o, s in slots.items() if o < 0):
+        at_start = here.boundary and all(s.boundary for o, s in slots.items() if o < 0)
+        if at_start:
             pairs += [(None, right) for right in _right(right_slots, ctx)]
-        tiers = [w.tier_context(p, ctx) for p in rule.predicates if _is_tier_test(p)]
+        tiers = [w.tier_context(test, ctx) for test in shape.tiers]
         if tiers:
             lines.append("#   (tier tests: contexts in which only the tier's tokens count)")
             pairs = _with_tiers(pairs, tiers, ctx)
@@ -499,21 +481,20 @@ def _pass_block(
         marks.append(mark)
         marking.append(f"[..] -> {mark} || " + " ,\n        ".join(contexts))
         # Realization: at the start (`.#. _`) and after a token.
-        if isinstance(tr, Identity):
-            realize.append(f"{mark} -> {keep_tag(tr) or '0'} || Tok _")
-        elif isinstance(tr, Delete):
-            realize.append(f"[Tok {mark}] -> 0")
-        elif isinstance(tr, (ReplaceBy, ReplaceAnyBy)):
-            realize.append(f"[Tok {mark}] -> {out(tr.target, tr)}")
-        elif isinstance(tr, Insert):
-            realize.append(f"{mark} -> {out(tr.tokens, tr)} || .#. _")
-            realize.append(f"{mark} -> {(keep_tag(tr) + ' ' + out(tr.tokens, tr)).strip()} || Tok _")
-        elif isinstance(tr, (CopyReplace, CopyInsert)):
+        if writes.copy_offset is None:
+            if writes.keeps:
+                kept = keep_tag(tr) + " " + (out(writes.tokens, tr) if writes.tokens else "")
+                realize.append(f"{mark} -> {kept.strip() or '0'} || Tok _")
+            else:
+                realize.append(f"[Tok {mark}] -> {out(writes.tokens, tr)}")
+            if at_start:
+                realize.append(f"{mark} -> {out(writes.tokens, tr) if writes.inserts else '0'} || .#. _")
+        else:
             # First resolve which token is copied: the marker becomes a per-token marker
             # `<mPrRcN>` where that token is found at the copied offset (the string
             # keeps its shape, so later contexts still read the pass input); then the
             # per-token markers are realized like any other.
-            i = tr.offset
+            i = writes.copy_offset
             for c, tok in enumerate(w.tokens, start=1):
                 sub = _internal(f"m{number}r{r}c{c}")
                 marks.append(sub)
@@ -521,21 +502,18 @@ def _pass_block(
                     where = [f"{foma_symbol(tok)} _"]
                 elif i > 0:
                     where = [f"Tok _ {cells(i - 1)} {copy_cell(tok)}".replace("  ", " ")]
-                    if isinstance(tr, CopyInsert):
+                    if at_start:
                         where.append(f".#. _ {cells(i - 1)} {copy_cell(tok)}".replace("  ", " "))
                 else:
                     where = [f"{copy_cell(tok)} {cells(-i - 1)} Tok _".replace("  ", " ")]
                 resolve.append(f"{mark} -> {sub} || " + " , ".join(where))
-                if isinstance(tr, CopyReplace):
-                    realize.append(f"[Tok {sub}] -> {out((tok,), tr)}")
-                else:
+                if writes.keeps:
                     both = (keep_tag(tr) + " " + out((tok,), tr)).strip()
-                    realize.append(f"{sub} -> {out((tok,), tr)} || .#. _")
                     realize.append(f"{sub} -> {both} || Tok _")
-        else:
-            raise TypeError(f"not a transformation: {tr!r}")
-        if not isinstance(tr, (Insert, CopyInsert)) and start_ok:
-            realize.append(f"{mark} -> 0 || .#. _")
+                else:
+                    realize.append(f"[Tok {sub}] -> {out((tok,), tr)}")
+                if at_start:
+                    realize.append(f"{sub} -> {out((tok,), tr) if writes.inserts else '0'} || .#. _")
     # Else: every token no rule took keeps itself.
     else_mark = _internal(f"m{number}else")
     marks.append(else_mark)

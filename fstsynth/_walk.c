@@ -1,25 +1,30 @@
 /* fstsynth._walk: the apply tables walked in C, from UTF-8 lines to UTF-8 lines.
  *
- * An optional compiled helper of `fstsynth apply` (`fstsynth.stream.CompiledApplier`
- * uses it when it is built; the pure-Python walker in `fstsynth.tables` stays the
- * reference, and tests check that both print the same bytes). It needs no numpy.
+ * An optional compiled helper: the byte front end of `fstsynth apply`
+ * (`fstsynth.stream.ByteApplier`) and the batch path (`fstsynth.tables.Tables.outputs`)
+ * use it where it is built; the pure-Python walker `fstsynth.word_walker` stays the
+ * reference, and tests/backends.py runs both on the same programs. It needs no numpy.
  *
  * Walker(tokens, unk, seen, passes)
  *     tokens: list of bytes (the UTF-8 of the tables' tokens, by index); unk: UNK's
  *     index; seen: bytes, 1 where the token is in the model's alphabet; passes: one
- *     dict per pass with the fields of `fstsynth.tables.PassTables` (ints, and the
+ *     dict per pass with the fields of `fstsynth.table_format.PassTables` (ints, and the
  *     little-endian bytes of its arrays) and their sizes `tags`, `classes`, `lefts`,
  *     `rights`, `next_tags`. Every array is checked for size and range here.
  * Walker.apply_block(data, sep) -> None | (bytes, list[int])
  *     data: complete lines (ending with a newline) of tokens separated by single
  *     spaces, valid UTF-8 (the caller checks that, and NFC). Each line's word is walked
- *     through the passes (exactly as `fstsynth.tables._PyPass.walk`) and its output
+ *     through the passes (exactly as `fstsynth.word_walker.walk_word`) and its output
  *     written as its tokens joined by `sep`, then a newline. Returns None for a block
- *     the caller must read another way (the same blocks `stream.ByteApplier`
- *     declines): tabs, `#`, CRs, other white space, empty tokens other than empty
+ *     the caller must read another way (the same blocks the numpy block walker
+ *     declines, `fstsynth.block_walker`): tabs, `#`, CRs, other white space, empty tokens other than empty
  *     lines, a one-token line whose token is not in the alphabet. The list: the lines
  *     (from 0) that hold a token not in the alphabet (the caller writes them again).
  *     Raises ValueError("damaged tables: ...") where the tables are.
+ * Walker.walk_words(ids, bounds) -> (bytes, bytes)
+ *     ids: the native int32 token indices of words one after the other; bounds: native
+ *     int64, word k is ids[bounds[k] : bounds[k + 1]]. The outputs in the same form
+ *     (the batch path of `fstsynth.tables.Tables.outputs`). The seen flags play no part.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -292,7 +297,7 @@ static inline int emit(const Pass *p, int32_t t, Py_ssize_t at, const int32_t *i
 }
 
 /* One pass over the word in self->ids / self->tags; its output in self->out_ids /
- * self->out_tags (as `fstsynth.tables._PyPass.walk`). */
+ * self->out_tags (as `fstsynth.word_walker.walk_word`). */
 static int walk_pass(Walker *self, const Pass *p) {
     Py_ssize_t n = self->ids.n;
     const int32_t *ids = self->ids.v, *tags = self->tags.v;
@@ -448,9 +453,65 @@ done:
     return result;
 }
 
+static PyObject *Walker_walk_words(Walker *self, PyObject *args) {
+    Py_buffer ids, bounds;
+    if (!self->passes) { PyErr_SetString(PyExc_RuntimeError, "Walker not initialized"); return NULL; }
+    if (!PyArg_ParseTuple(args, "y*y*", &ids, &bounds)) return NULL;
+    PyObject *result = NULL;
+    Ints out = {NULL, 0, 0};
+    int64_t *out_bounds = NULL;
+    Py_ssize_t count = ids.len / 4, n = bounds.len / 8 - 1;
+    if (ids.len % 4 || bounds.len % 8 || n < 0) {
+        PyErr_SetString(PyExc_ValueError, "walk_words: int32 ids and int64 bounds expected");
+        goto done;
+    }
+    const char *in = ids.buf, *b = bounds.buf;
+    int64_t first, last;
+    memcpy(&first, b, 8);
+    memcpy(&last, b + 8 * n, 8);
+    if (first != 0 || last != count) { PyErr_SetString(PyExc_ValueError, "walk_words: bounds"); goto done; }
+    out_bounds = PyMem_Malloc((size_t)(n + 1) * sizeof(int64_t));
+    if (!out_bounds) { PyErr_NoMemory(); goto done; }
+    out_bounds[0] = 0;
+    for (Py_ssize_t w = 0; w < n; w++) {
+        if ((w & 4095) == 0 && w && PyErr_CheckSignals() < 0) goto done;
+        int64_t a, z;
+        memcpy(&a, b + 8 * w, 8);
+        memcpy(&z, b + 8 * (w + 1), 8);
+        if (z < a || z > count) { PyErr_SetString(PyExc_ValueError, "walk_words: bounds"); goto done; }
+        Py_ssize_t len = (Py_ssize_t)(z - a);
+        if (ints_reserve(&self->ids, len) < 0 || ints_reserve(&self->tags, len) < 0) goto done;
+        memcpy(self->ids.v, in + 4 * a, (size_t)len * 4);
+        for (Py_ssize_t i = 0; i < len; i++) {
+            if (self->ids.v[i] < 0 || self->ids.v[i] >= self->tokens) {
+                PyErr_SetString(PyExc_ValueError, "walk_words: a token index out of range");
+                goto done;
+            }
+            self->tags.v[i] = 0;
+        }
+        self->ids.n = self->tags.n = len;
+        for (int k = 0; k < self->npasses; k++)
+            if (walk_pass(self, &self->passes[k]) < 0) goto done;
+        if (ints_reserve(&out, out.n + self->ids.n) < 0) goto done;
+        memcpy(out.v + out.n, self->ids.v, (size_t)self->ids.n * 4);
+        out.n += self->ids.n;
+        out_bounds[w + 1] = out.n;
+    }
+    result = Py_BuildValue("(y#y#)", out.v ? (const char *)out.v : "", out.n * 4, (const char *)out_bounds,
+                           (n + 1) * 8);
+done:
+    PyMem_Free(out.v);
+    PyMem_Free(out_bounds);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&bounds);
+    return result;
+}
+
 static PyMethodDef Walker_methods[] = {
     {"apply_block", (PyCFunction)Walker_apply_block, METH_VARARGS,
      "apply_block(data, sep) -> None | (bytes, list[int]): see the module docstring."},
+    {"walk_words", (PyCFunction)Walker_walk_words, METH_VARARGS,
+     "walk_words(ids, bounds) -> (bytes, bytes): see the module docstring."},
     {NULL, NULL, 0, NULL},
 };
 

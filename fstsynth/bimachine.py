@@ -49,30 +49,13 @@ from typing import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from fstsynth.dsl import (
-    BOUNDARY,
-    Program,
-    referenced_tags,
-    CopyInsert,
-    CopyReplace,
-    Delete,
-    Identity,
-    Insert,
-    Is,
-    IsToken,
-    Not,
-    Pass,
-    Predicate,
-    ReplaceAnyBy,
-    ReplaceBy,
-    Rule,
-    TierIs,
-    Transformation,
-    TransformationApplied,
-)
+from fstsynth.dsl import BOUNDARY, Identity, Is, IsToken, Pass, Program, Rule, Transformation
+from fstsynth.rule_shape import CellPredicate, OutputItem, Written, referenced_tags, shape_of
 from fstsynth.errors import UserError
 from fstsynth.arrays import Array
-from fstsynth.tables import CONSTANT, OFFSET, UNK, PassTables, Tables
+from fstsynth.table_format import CONSTANT, OFFSET, UNK, PassTables
+from fstsynth.table_format import lowest_rule as lowest_rule  # (part of this module's API)
+from fstsynth.tables import Tables
 from fstsynth.types import Features, Token
 
 #: The value of a cell past either end of the word.
@@ -147,11 +130,6 @@ def mask_words(rules: int) -> int:
     return max(1, (rules + 63) // 64)
 
 
-def lowest_rule(mask: int, rules: int) -> int:
-    """The first rule in `mask` (a Python int), or `rules` if there is none."""
-    return (mask & -mask).bit_length() - 1 if mask else rules
-
-
 def to_words(masks: Sequence[int], rules: int) -> np.ndarray:
     """Python-int masks as rows of uint64 words."""
     words = mask_words(rules)
@@ -174,33 +152,12 @@ def from_words(row: np.ndarray) -> int:
 _Atom = tuple
 
 
-def _strip(pred: Predicate) -> tuple[Predicate, bool]:
-    negated = False
-    while isinstance(pred, Not):
-        pred, negated = pred.predicate, not negated
-    return pred, negated
-
-
-def _atom(pred: Predicate) -> _Atom:
-    if isinstance(pred, IsToken):
-        return ("token", pred.token)
-    if isinstance(pred, Is):
-        return ("feature", pred.feature)
-    if isinstance(pred, TransformationApplied):
-        return ("tag", pred.transformation)
-    raise TypeError(f"not a cell predicate: {pred!r}")
-
-
-def _effective(rule: Rule) -> list[Predicate]:
-    """The rule's predicates plus the conditions its transformation adds: ReplaceBy
-    applies only to its source; a copy only where the copied offset holds a token."""
-    preds = list(rule.predicates)
-    tr = rule.transformation
-    if isinstance(tr, ReplaceBy):
-        preds.append(IsToken(tr.source, 0))
-    if isinstance(tr, (CopyReplace, CopyInsert)):
-        preds.append(Not(IsToken(BOUNDARY, tr.offset)))
-    return preds
+def _atom(test: CellPredicate) -> _Atom:
+    if isinstance(test, IsToken):
+        return ("token", test.token)
+    if isinstance(test, Is):
+        return ("feature", test.feature)
+    return ("tag", test.transformation)
 
 
 class _Cells:
@@ -265,31 +222,29 @@ def _sides(rules: Sequence[Rule]) -> tuple[_Side, list[_Atom], dict[int, list[tu
     tier_tests: dict[int, dict[str, dict[int, list[tuple[int, str | None, bool]]]]] = {-1: {}, 1: {}}
     copies: dict[int, list[int]] = {-1: [], 1: []}
     for r, rule in enumerate(rules):
-        for pred in _effective(rule):
-            inner, negated = _strip(pred)
-            if isinstance(inner, TierIs):
-                side = 1 if inner.index > 0 else -1
-                q = abs(inner.index) - 1
-                feats = tiers[side].setdefault(inner.tier, {})
-                feats.setdefault(q, set())
-                if inner.feature is not BOUNDARY:
-                    feats[q].add(inner.feature)
-                tier_tests[side].setdefault(inner.tier, {}).setdefault(r, []).append((q, inner.feature, negated))
-                continue
-            assert isinstance(inner, (IsToken, Is, TransformationApplied))
-            atom = _atom(inner)
-            atoms = per_offset.setdefault(inner.offset, [])
-            if atom not in atoms:
-                atoms.append(atom)
-            tests.setdefault(inner.offset, {}).setdefault(r, []).append((atom, negated))
-        tr = rule.transformation
-        if isinstance(tr, (CopyReplace, CopyInsert)) and tr.offset != 0:
-            side = 1 if tr.offset > 0 else -1
-            atoms = per_offset.setdefault(tr.offset, [])
+        shape = shape_of(rule)
+        for slot in shape.guarded_slots:
+            atoms = per_offset.setdefault(slot.offset, [])
+            for test in slot.tests:
+                atom = _atom(test.test)
+                if atom not in atoms:
+                    atoms.append(atom)
+                tests.setdefault(slot.offset, {}).setdefault(r, []).append((atom, test.negated))
+        for tier in shape.tiers:
+            feats = tiers[tier.side].setdefault(tier.tier, {})
+            feats.setdefault(tier.rank, set())
+            if tier.feature is not BOUNDARY:
+                feats[tier.rank].add(tier.feature)
+            tier_tests[tier.side].setdefault(tier.tier, {}).setdefault(r, []).append(
+                (tier.rank, tier.feature, tier.negated)
+            )
+        for offset in shape.writes.copied_offsets:
+            side = 1 if offset > 0 else -1
+            atoms = per_offset.setdefault(offset, [])
             if ("copy",) not in atoms:
                 atoms.append(("copy",))
-            if tr.offset not in copies[side]:
-                copies[side].append(tr.offset)
+            if offset not in copies[side]:
+                copies[side].append(offset)
 
     def side_of(sign: int) -> _Side:
         width = max([abs(o) for o in per_offset if o * sign > 0], default=0)
@@ -501,34 +456,18 @@ def _classes(cells: _Cells, left: _Side, center: list[_Atom], right: _Side) -> t
     return cls.astype(np.int32), reps
 
 
+def _items(items: Sequence[OutputItem], index: Mapping[Token, int]) -> list[tuple[int, int]]:
+    return [(CONSTANT, index[i.token]) if isinstance(i, Written) else (OFFSET, i.offset) for i in items]
+
+
 def _templates(
     rules: Sequence[Rule], index: Mapping[Token, int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Template items of every decision at a token, then at the start position."""
-    at_token: list[list[tuple[int, int]]] = []
-    at_start: list[list[tuple[int, int]]] = []
-    for tr in [r.transformation for r in rules] + [Identity()]:
-        const = [(CONSTANT, index[t]) for t in getattr(tr, "tokens", getattr(tr, "target", ()))]
-        if isinstance(tr, Identity):
-            at_token.append([(OFFSET, 0)])
-            at_start.append([])
-        elif isinstance(tr, Delete):
-            at_token.append([])
-            at_start.append([])
-        elif isinstance(tr, (ReplaceBy, ReplaceAnyBy)):
-            at_token.append(const)
-            at_start.append([])  # ReplaceBy never fires there; ReplaceAnyBy writes nothing
-        elif isinstance(tr, Insert):
-            at_token.append([(OFFSET, 0), *const])
-            at_start.append(const)
-        elif isinstance(tr, CopyReplace):
-            at_token.append([(OFFSET, tr.offset)])
-            at_start.append([])
-        elif isinstance(tr, CopyInsert):
-            at_token.append([(OFFSET, 0), (OFFSET, tr.offset)])
-            at_start.append([(OFFSET, tr.offset)])
-        else:
-            raise TypeError(f"not a transformation: {tr!r}")
+    """Template items of every decision at a token, then at the start position (no
+    rule: the token is kept, nothing is written at the start)."""
+    writes = [shape_of(r).writes for r in rules]
+    at_token = [_items(w.at_token, index) for w in writes] + [[(OFFSET, 0)]]
+    at_start = [_items(w.at_start, index) for w in writes] + [[]]
     items = at_token + at_start
     start = np.zeros(len(items) + 1, dtype=np.int32)
     start[1:] = np.cumsum([len(t) for t in items])
@@ -614,13 +553,10 @@ def program_tokens(program: Program, alphabet: Iterable[Token]) -> set[Token]:
     tokens: set[Token] = set(alphabet) | {UNK}
     for pass_ in program.passes:
         for rule in pass_.rules:
-            tr = rule.transformation
-            if isinstance(tr, ReplaceBy):
-                tokens |= {tr.source, *tr.target}
-            elif isinstance(tr, ReplaceAnyBy):
-                tokens |= set(tr.target)
-            elif isinstance(tr, Insert):
-                tokens |= set(tr.tokens)
+            writes = shape_of(rule).writes
+            tokens |= set(writes.tokens)
+            if writes.source is not None:
+                tokens.add(writes.source)
     return tokens
 
 

@@ -181,11 +181,12 @@ def learn(
         from fstsynth.api import learn as learn_pairs
         from fstsynth.console import showing_progress
         from fstsynth.fileio import check_writable
+        from fstsynth.learning import collector_paused
 
         checked = _options(variant, time_limit, alignment)  # fail on a bad option before reading
         check_writable(output)  # fail now, not after learning
         started = time.perf_counter()
-        with showing_progress(quiet):
+        with showing_progress(quiet), collector_paused():
             model = learn_pairs(
                 input, features=features, variant=variant, time_limit=checked.time_limit,
                 alignment=alignment, jobs=jobs,
@@ -308,7 +309,7 @@ def evaluate(
     def body() -> None:
         from fstsynth.evaluation import evaluate_pairs
         from fstsynth.fileio import atomic_write_text, check_writable
-        from fstsynth.model import load_model
+        from fstsynth.model_file import load_model
 
         if json_path is not None:
             check_writable(json_path)
@@ -365,7 +366,7 @@ def show(
     def body() -> None:
         if fmt not in SHOW_FORMATS:
             raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(SHOW_FORMATS)}")
-        from fstsynth.model import load_model
+        from fstsynth.model_file import load_model
 
         model = load_model(model_dir)
         typer.echo(format_model(model, fmt))
@@ -374,7 +375,7 @@ def show(
 
 
 def format_model(model: "Model", fmt: str = "dsl") -> str:
-    from exporters.spe import rule_to_spe
+    from fstsynth.spe import rule_to_spe
 
     lines = []
     for (s, t), pm in sorted(model.pairs.items()):
@@ -409,7 +410,7 @@ def report(
     def body() -> None:
         from fstsynth.console import showing_progress
         from fstsynth.fileio import check_writable
-        from fstsynth.model import load_model
+        from fstsynth.model_file import load_model
         from fstsynth.problem import load_problem
         from fstsynth.report import write_report
 
@@ -433,7 +434,8 @@ def report(
 
 EXPORT_HELP = (
     "far (OpenFst archive), att (AT&T text + .syms, for HFST and foma), "
-    "foma (a foma/XFST script of the rules), dot or svg (a drawing)."
+    "foma (a foma/XFST script of the rules), dot or svg (a drawing), "
+    "pynini (a Python module of Pynini rewrite rules)."
 )
 
 
@@ -453,7 +455,7 @@ def export(
 
     def body() -> None:
         from exporters.export import export_model
-        from fstsynth.model import load_model
+        from fstsynth.model_file import load_model
 
         model = load_model(model_dir)
         for path in export_model(model, fmt, output, source, target, passes):
@@ -497,6 +499,7 @@ def solve(
     def body() -> None:
         from fstsynth.console import showing_progress
         from fstsynth.fileio import check_writable
+        from fstsynth.learning import collector_paused
 
         files = _problem_files(problems)
         options = _options(variant, time_limit, alignment)
@@ -509,7 +512,7 @@ def solve(
             out.mkdir()
         check_writable(out / "answer")
         started = time.perf_counter()
-        with showing_progress(quiet):
+        with showing_progress(quiet), collector_paused():
             total_mismatches, failures = _solve_all(files, options, out, check, jobs, scheduler)
         typer.echo(
             f"solved {len(files) - failures}/{len(files)} problem(s) in {time.perf_counter() - started:.1f}s"

@@ -34,7 +34,6 @@ by the workers: on a cluster of several machines they must see the same file sys
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import shutil
@@ -45,9 +44,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
+from fstsynth import api
 from fstsynth.errors import UserError
 from fstsynth.fileio import commit_file, stable_directory, temporary_file
-from fstsynth.model import MODEL_JSON, Error, FarStages, Model, PairModel, load_model
+from fstsynth.model import Error, Model, PairModel
+from fstsynth.model_file import MODEL_JSON, FarStages, digest, load_model
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -66,9 +67,10 @@ LOAD_ATTEMPTS = 4
 
 
 @dataclass(frozen=True, eq=False)
-class ShippedModel(Model):
-    """A `Model` that pickles as the bytes of its model files (see the module doc).
-    `files`: file name -> bytes, the whole model directory as loaded."""
+class ShippedModel(api.Model):
+    """A model (as `fstsynth.load` gives it) that pickles as the bytes of its model
+    files (see the module doc). `files`: file name -> bytes, the whole model directory
+    as loaded."""
 
     files: Mapping[str, bytes] = field(default_factory=dict, repr=False)
 
@@ -118,18 +120,16 @@ def load(path: str | Path) -> ShippedModel:
 def _loaded_from(model: Model, files: Mapping[str, bytes]) -> bool:
     """Whether `files` holds the model JSON `model` was read from (its pairs remember
     its checksum; the JSON holds the checksums of the other files, checked on load)."""
-    from fstsynth.model import _digest
-
     if MODEL_JSON not in files:
         return False
-    digest = _digest(files[MODEL_JSON])
+    json_sha256 = digest(files[MODEL_JSON])
     stages = [pm.stages for pm in model.pairs.values() if isinstance(pm.stages, FarStages)]
-    return all(s.json_sha256 == digest for s in stages)
+    return all(s.json_sha256 == json_sha256 for s in stages)
 
 
 def _shipped(model: Model, files: Mapping[str, bytes]) -> ShippedModel:
-    values = {f.name: getattr(model, f.name) for f in dataclasses.fields(model)}
-    return ShippedModel(**values, files=dict(files))
+    # The user's methods on the model and its pairs (`api.Model.of`), and the files.
+    return api._same_as(ShippedModel, api.Model.of(model), files=dict(files))
 
 
 def from_files(files: Mapping[str, bytes]) -> ShippedModel:

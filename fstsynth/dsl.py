@@ -4,6 +4,7 @@ Public API:
     predicates:      IsToken, Is, TransformationApplied, TierIs, Not   (type Predicate)
     transformations: ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert,
                      Identity, SetFeatures, Agree                  (type Transformation)
+    TaggedToken (a token with the transformation that produced it)
     Rule, Pass, Program
     to_json(node) / from_json(data)
     parse(text)  (inverse of str: parse(str(node)) == node)
@@ -30,7 +31,7 @@ from __future__ import annotations
 import json
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 from fstsynth.types import Token
 
 BOUNDARY: None = None
@@ -265,6 +266,8 @@ class Agree:
 Transformation = Union[
     ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert, Identity, SetFeatures, Agree
 ]
+#: A token with the transformation that produced it in the previous pass (None: input).
+TaggedToken = tuple[Token, Optional[Transformation]]
 
 PREDICATE_TYPES: tuple[type[Predicate], ...] = (IsToken, Is, TransformationApplied, TierIs, Not)
 TRANSFORMATION_TYPES: tuple[type[Transformation], ...] = (
@@ -322,38 +325,6 @@ class Program:
     @property
     def rule_count(self) -> int:
         return sum(len(p.rules) for p in self.passes)
-
-
-def offsets_read(rule: Rule) -> list[int]:
-    """Every offset the rule looks at (predicates and copies), for window sizes."""
-    out: list[int] = []
-    for pred in rule.predicates:
-        while isinstance(pred, Not):
-            pred = pred.predicate
-        if isinstance(pred, TierIs):
-            continue  # reads a whole tier, not a fixed offset
-        out.append(pred.offset)
-    if isinstance(rule.transformation, (CopyReplace, CopyInsert)):
-        out.append(rule.transformation.offset)
-    if isinstance(rule.transformation, Agree) and rule.transformation.tier is None:
-        out.append(rule.transformation.offset)
-    return out
-
-
-def referenced_tags(pass_: Pass) -> set[Transformation]:
-    """Transformations that `TransformationApplied` predicates of this pass test for."""
-    tags: set[Transformation] = set()
-
-    def visit(pred: Predicate) -> None:
-        if isinstance(pred, Not):
-            visit(pred.predicate)
-        elif isinstance(pred, TransformationApplied):
-            tags.add(pred.transformation)
-
-    for rule in pass_.rules:
-        for pred in rule.predicates:
-            visit(pred)
-    return tags
 
 
 # ------------------------------------------------------------------------------- JSON
@@ -708,24 +679,3 @@ def parse(text: str) -> Any:
     node = parser.node()
     parser.done()
     return node
-
-
-def pass_looks_unboundedly_right(pass_: Pass) -> bool:
-    """True if some rule of the pass tests a tier to the right (`TierIs` with index > 0).
-
-    Such a rule depends on tokens arbitrarily far ahead, so the pass is not a
-    subsequential function and has no deterministic (left-to-right) table form.
-    """
-
-    def right(pred: Predicate) -> bool:
-        while isinstance(pred, Not):
-            pred = pred.predicate
-        return isinstance(pred, TierIs) and pred.index > 0
-
-    return any(right(p) for r in pass_.rules for p in r.predicates)
-
-
-def looks_unboundedly_right(program: Program) -> bool:
-    """True if some pass of the program looks unboundedly right (see
-    `pass_looks_unboundedly_right`)."""
-    return any(pass_looks_unboundedly_right(pass_) for pass_ in program.passes)

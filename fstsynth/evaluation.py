@@ -3,8 +3,9 @@ against solutions, with the benchmark's published definitions.
 
 Public API:
     edit_distance(a, b) -> int
-    Firing, Mistake, Evaluation, evaluate_pairs(pair_model, gold, max_errors=None) -> Evaluation
-    derive(pair_model, word) -> (forms, firings), firings(pair_model, word)
+    Predictor (what is scored: a column pair's model, `fstsynth.model.PairModel`)
+    Firing, Mistake, Evaluation, evaluate_pairs(predictor, gold, max_errors=None) -> Evaluation
+    derive(predictor, word) -> (forms, firings), firings(predictor, word)
     ProblemScore, score_problem(answer_doc, solution_doc) -> ProblemScore
     score_directory(answers_dir, solutions_dir) -> list[ProblemScore]
     summarize(scores) -> dict   (macro averages overall and per type, micro Exact,
@@ -30,16 +31,39 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from fstsynth.errors import UserError
-from fstsynth.types import Word
+from fstsynth.types import Features, Token, Word
 
 if TYPE_CHECKING:
-    from fstsynth.dsl import Rule
-    from fstsynth.model import PairModel
+    from fstsynth.dsl import Program, Rule
 
 Tokens = Sequence[str]
+
+
+class Predictor(Protocol):
+    """Something that predicts the words of a column pair with a program: what scoring
+    and derivations read (`fstsynth.model.PairModel` is one)."""
+
+    @property
+    def source(self) -> int: ...
+    @property
+    def target(self) -> int: ...
+    @property
+    def program(self) -> "Program": ...
+    @property
+    def alphabet(self) -> tuple[Token, ...]: ...
+    @property
+    def features(self) -> Features: ...
+
+    def map_unknown(self, word: Sequence[Token]) -> Word:
+        """The word as the program reads it (unseen tokens as `<unk>`)."""
+        ...
+
+    def predict_many(self, words: Sequence[Sequence[Token]]) -> list[Word]:
+        """The program's outputs for `words`, unseen tokens put back."""
+        ...
 
 
 def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
@@ -66,7 +90,7 @@ class Firing:
     rule: "Rule"
 
     def __str__(self) -> str:
-        from exporters.spe import EMPTY, rule_to_spe
+        from fstsynth.spe import EMPTY, rule_to_spe
 
         where = "start" if self.position == 0 else f"{self.position} ({self.token})"
         return (
@@ -135,7 +159,7 @@ class Evaluation:
         }
 
 
-def derive(pm: "PairModel", word: Sequence[str]) -> tuple[list[Word], tuple[Firing, ...]]:
+def derive(pm: Predictor, word: Sequence[str]) -> tuple[list[Word], tuple[Firing, ...]]:
     """The word's forms (as the model reads it, then after each pass) and the rules
     that fire on it, pass by pass: the interpreter's trace, which the transducer
     agrees with."""
@@ -156,12 +180,12 @@ def derive(pm: "PairModel", word: Sequence[str]) -> tuple[list[Word], tuple[Firi
     return forms, tuple(found)
 
 
-def firings(pm: "PairModel", word: Sequence[str]) -> tuple[Firing, ...]:
+def firings(pm: Predictor, word: Sequence[str]) -> tuple[Firing, ...]:
     """The rules that fire on `word`, pass by pass (see `derive`)."""
     return derive(pm, word)[1]
 
 
-def gold_pairs(pm: "PairModel", gold: Any) -> list[tuple[Word, Word]]:
+def gold_pairs(pm: Predictor, gold: Any) -> list[tuple[Word, Word]]:
     """The (source, target) pairs of `gold` (a path to a TSV or problem file, or pairs
     of strings) for the model's column pair; words written without spaces are split into
     the longest tokens the model knows, as `apply` splits them."""
@@ -190,7 +214,7 @@ def gold_pairs(pm: "PairModel", gold: Any) -> list[tuple[Word, Word]]:
     return pairs
 
 
-def evaluate_pairs(pm: "PairModel", gold: Any, max_errors: int | None = None) -> Evaluation:
+def evaluate_pairs(pm: Predictor, gold: Any, max_errors: int | None = None) -> Evaluation:
     """Score a column pair's model on gold pairs (see the module docstring); the first
     `max_errors` mistakes (all if None) come with the rules that fired."""
     pairs = gold_pairs(pm, gold)

@@ -5,7 +5,8 @@ Public API:
     DEFAULT_MEMORY_FRACTION, parse_memory_limit(text) -> int | None,
     default_memory_limit() -> int | None, format_bytes(n) -> str
     MemoryLimitExceeded
-    Guard, start(limit) -> Guard, Guard.stop(), limit_from_option(text) -> int | None
+    Guard, start(limit) -> Guard, Guard.stop(), limit_from_option(text) -> int | None,
+    acknowledge_stop()
 
 Why a separate process: Pynini and OpenFst allocate in C++ and hold the interpreter lock
 for whole operations (measured: a Python thread got no turn for up to a second during
@@ -17,10 +18,19 @@ imports beyond the standard library) that reads the memory of the command and it
 processes from /proc four times a second:
 
 - over the limit, it sends SIGUSR1: the command raises MemoryLimitExceeded at its next
-  Python step and stops with one line, exit code 2, its temporaries removed;
-- still over it 3 s later, or past 1.25 times the limit (stuck in C++ and growing), it
-  prints the line itself and kills the command and its workers (SIGKILL: the hidden
-  temporaries left are removed by the next run writing the same path).
+  Python step and stops with one line, exit code 2, its temporaries removed. While the
+  command stays over the limit it sends SIGUSR1 again every second: a library's bare
+  `except:` can swallow the exception (lingpy loads its sound-class models at import
+  inside one, and builds them again when loading "fails"), and the command would then
+  go on until killed. A reminder raises again unless the command is already stopping (a
+  MemoryLimitExceeded being handled, or `acknowledge_stop` called);
+- still over it after 3 s of the command's CPU time (stuck in C++), or 30 s later
+  (stuck at all), or past 1.25 times the limit (growing), it prints the line itself and
+  kills the command and its workers (SIGKILL: the hidden temporaries left are removed by
+  the next run writing the same path). The grace is counted in CPU time because a
+  command stopping by itself (unwinding, removing its temporaries, collecting garbage)
+  needs that much CPU however busy the machine is: counted in wall time, a loaded
+  machine turned a clean stop into a kill.
 
 Python's signal wake-up fd tells the watchdog of every signal the command receives, even
 while the command is inside C++ and cannot run its handler: a second Ctrl-C (a second or
@@ -51,8 +61,10 @@ log = logging.getLogger(__name__)
 #: Default ceiling: this share of the machine's physical memory, for the command and its
 #: worker processes together.
 DEFAULT_MEMORY_FRACTION = 0.5
-#: Seconds the command gets to stop by itself once over the limit.
+#: CPU seconds the command (with its workers) gets to stop by itself once over the limit.
 GRACE_SECONDS = 3.0
+#: Wall seconds it gets, however little CPU it was given or used.
+GRACE_WALL_SECONDS = 30.0
 
 
 class MemoryLimitExceeded(BaseException):
@@ -96,7 +108,8 @@ def default_memory_limit() -> int | None:
 # The watchdog: standard library only, started with -I -S (no site-packages: quick).
 _WATCHDOG = r"""
 import os, select, signal, sys, time
-pid, limit, fd, grace = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+pid, limit, fd = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+grace, grace_wall = float(sys.argv[4]), float(sys.argv[5])
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the command's to handle
 me = os.getpid()
 page = os.sysconf("SC_PAGE_SIZE")
@@ -129,6 +142,19 @@ def rss(pids):
             pass
     return total
 
+def cpu(pids):
+    total = 0
+    for p in pids:
+        try:
+            with open("/proc/%d/stat" % p, "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / ticks
+
+ticks = os.sysconf("SC_CLK_TCK")
+
 def gb(n):
     return "%.1f GB" % (n / 2**30) if n >= 2**30 else "%.0f MB" % (n / 2**20)
 
@@ -141,7 +167,7 @@ def stop(message):
             pass
     sys.exit(0)
 
-asked = None
+asked = asked_cpu = reminded = None
 first_interrupt = None
 while True:
     ready, _, _ = select.select([fd], [], [], 0.25)
@@ -161,16 +187,32 @@ while True:
         os.kill(pid, 0)
     except OSError:
         sys.exit(0)
-    used = rss(tree())
+    pids = tree()
+    used = rss(pids)
     if used > limit:
+        now = time.monotonic()
         if asked is None:
-            asked = time.monotonic()
+            asked = reminded = now
+            asked_cpu = cpu(pids)
             os.kill(pid, signal.SIGUSR1)
-        elif time.monotonic() - asked > grace or used > 1.25 * limit:
+        elif cpu(pids) - asked_cpu > grace or now - asked > grace_wall or used > 1.25 * limit:
             stop("error: memory limit of %s reached (%s in use) inside a library call: stopped "
                  "(files being written were left as they were; --memory-limit sets the limit)"
                  % (gb(limit), gb(used)))
+        elif now - reminded >= 1.0:
+            reminded = now
+            os.kill(pid, signal.SIGUSR1)
 """
+
+
+_stopping = False
+
+
+def acknowledge_stop() -> None:
+    """The command has caught MemoryLimitExceeded and is ending: the watchdog's reminders
+    no longer raise it (they would cut the ending short)."""
+    global _stopping
+    _stopping = True
 
 
 class Guard:
@@ -193,7 +235,7 @@ class Guard:
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(os.getpid()), str(limit), str(read_fd),
-                 str(GRACE_SECONDS)],
+                 str(GRACE_SECONDS), str(GRACE_WALL_SECONDS)],
                 pass_fds=(read_fd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             )
         except OSError as exc:
@@ -209,6 +251,8 @@ class Guard:
         ]
 
     def _over_limit(self, signum: int, frame: Any) -> None:
+        if _stopping or isinstance(sys.exc_info()[1], MemoryLimitExceeded):
+            return  # a reminder while the command stops (in an `except`, `finally` or `__exit__`)
         limit = format_bytes(self.limit or 0)
         raise MemoryLimitExceeded(
             f"memory limit of {limit} reached: stopped (--memory-limit sets the limit; see the "
@@ -239,6 +283,8 @@ class Guard:
 def start(limit: int | None) -> Guard:
     """Start a watchdog over this process and its children (a limit of None: only the
     second-Ctrl-C stop). Call from the main thread; `Guard.stop()` when done."""
+    global _stopping
+    _stopping = False  # a previous command in this process may have stopped
     guard = Guard(limit)
     guard._start()
     return guard

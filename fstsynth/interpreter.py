@@ -6,6 +6,7 @@ Public API:
     apply_transformation(tr, word, position, features) -> tuple[Token, ...] | None
     run_pass(pass_, word, features) -> list[TaggedToken]
     run(program, word, features) -> Word
+    tier_token(tier, index, inclusive, word, position, features) -> int | None
     run_pass_many(pass_, words, features), run_many(program, words, features)
         (the same on many words, faster for passes with many rules)
     trace(program, word, features) -> list[list[Step]]
@@ -46,11 +47,12 @@ from fstsynth.dsl import (
     ReplaceBy,
     Rule,
     SetFeatures,
+    TaggedToken,
     Transformation,
     TransformationApplied,
 )
 from fstsynth.features import inventory
-from fstsynth.types import Token, Word, Features, TaggedToken
+from fstsynth.types import Token, Word, Features
 
 
 START = -1  # the position before the first token
@@ -82,7 +84,7 @@ def _has(features: Features, token: Token, feature: str) -> bool:
     return bool(features.get(token, {}).get(feature, False))
 
 
-def _tier_token(
+def tier_token(
     tier: str, index: int, inclusive: bool, word: Sequence[TaggedToken], position: int, features: Features
 ) -> int | None:
     """Where the `index`-th token of `tier` right (index > 0) or left (< 0) of `position`
@@ -99,7 +101,7 @@ def _tier_token(
 
 
 def _tier_is(pred: TierIs, word: Sequence[TaggedToken], position: int, features: Features) -> bool:
-    at = _tier_token(pred.tier, pred.index, pred.inclusive, word, position, features)
+    at = tier_token(pred.tier, pred.index, pred.inclusive, word, position, features)
     if at is None:
         return pred.feature is BOUNDARY
     return pred.feature is not BOUNDARY and _has(features, word[at][0], pred.feature)
@@ -149,7 +151,7 @@ def apply_transformation(
         if tr.tier is None:
             source = token_at(tr.offset)
         else:
-            at = _tier_token(tr.tier, tr.offset, False, word, position, features)
+            at = tier_token(tr.tier, tr.offset, False, word, position, features)
             source = None if at is None else word[at][0]
         if source is None:
             return None

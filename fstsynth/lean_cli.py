@@ -29,7 +29,7 @@ from fstsynth.fileio import completed_writes, interrupted_summary, raise_if_inte
 
 if TYPE_CHECKING:
     from fstsynth.guard import Guard
-    from fstsynth.stream import Block, ByteApplier, CompiledApplier
+    from fstsynth.stream import Block, ByteApplier
 
 #: Exit codes: a user error (and a usage error), `--check` finding a mismatch, a closed
 #: output pipe (as a shell reports SIGPIPE), Ctrl-C.
@@ -113,6 +113,7 @@ def guarded(body: Callable[[], int | None], debug: bool = False) -> int:
             raise
         return _error("out of memory (see the Limits section of the README)")
     except guard.MemoryLimitExceeded as exc:
+        guard.acknowledge_stop()
         return _error(str(exc))
     except KeyboardInterrupt:
         echo(f"fstsynth: interrupted; {interrupted_summary(written_before)}", err=True)
@@ -147,7 +148,7 @@ def run_apply(
     with the bytes of standard input read so far, after each read. With `output_dir`,
     `words` are files of words, each predicted into a file there, on the Dask cluster
     at `scheduler` if given (`fstsynth.cluster.apply_files`)."""
-    from fstsynth.model import load_model
+    from fstsynth.model_file import load_model
     from fstsynth.stream import blocks, byte_applier, predict_batches
 
     if output_dir is not None or scheduler is not None:
@@ -190,7 +191,7 @@ def run_apply(
         for line, word, prediction in zip(batch.lines, batch.words, batch.predictions):
             out.append(_output_line(line, prediction, fmt, join))
             if trace:
-                from exporters.spe import derivation
+                from fstsynth.spe import derivation
 
                 mapped = pm.map_unknown(word)
                 out.extend("  " + line for line in derivation(pm.program, mapped, model.features))
@@ -227,7 +228,7 @@ def _splitter(alphabet: Iterable[str]) -> Callable[[str], tuple[str, ...]]:
 
 
 def _stdin_words(
-    read: Iterable["Block"], fast: "ByteApplier | CompiledApplier | None" = None, unseen: Counter | None = None,
+    read: Iterable["Block"], fast: "ByteApplier | None" = None, unseen: Counter | None = None,
     on_tab: Callable[[int], None] | None = None,
 ) -> Iterator[List[str]]:
     """The words of blocks of lines read from standard input: a line starting with `#`
@@ -368,7 +369,7 @@ WATCH_BYTES = 1 << 22
 def _model_bytes(directory: Path) -> int:
     """The size of the files loading the model in `directory` reads (0 where missing:
     loading reports that)."""
-    from fstsynth.model import MODEL_JSON, MODEL_TABLES
+    from fstsynth.model_file import MODEL_JSON, MODEL_TABLES
 
     total = 0
     for name in (MODEL_JSON, MODEL_TABLES):

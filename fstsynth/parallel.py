@@ -16,6 +16,7 @@ ship between processes and that the caller does not need.
 
 from __future__ import annotations
 
+import gc
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -86,7 +87,9 @@ def solve_files(
     jobs = min(jobs, len(paths), os.cpu_count() or jobs)
     # Largest first: file size stands in for the number of training cells.
     order = sorted(range(len(paths)), key=lambda k: -_size(paths[k]))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # Workers are processes of their own: their collector can be off while they learn
+    # (`fstsynth.learning.collector_paused`).
+    with ProcessPoolExecutor(max_workers=jobs, initializer=gc.disable) as pool:
         futures = {k: pool.submit(_solve_one, paths[k], options, check) for k in order}
         for k in range(len(paths)):
             yield futures[k].result()

@@ -105,7 +105,7 @@ def grouped_dot(fst: "pynini.Fst", title: str = "") -> str:
     tokens kept (`a:a`) listed as `a b c`, the others as `x:y` (`∅`: nothing; not `ε`,
     which reads as the vowel `ɛ`); an arrow from a dot points at the start state. A pass
     has one arc per token of the alphabet on most transitions: drawn one by one (as
-    `exporters.dot` does, for exactness) they bury its shape."""
+    `export --format dot` does, for exactness) they bury its shape."""
     isyms, osyms = fst.input_symbols(), fst.output_symbols()
     lines = [
         "digraph FST {", "rankdir = LR;", 'node [shape = circle, fontname = "sans-serif", fontsize = 11];',
@@ -141,8 +141,8 @@ def grouped_dot(fst: "pynini.Fst", title: str = "") -> str:
 
 def _svg(pm: "PairModel", k: int) -> str:
     """Pass k's transducer drawn as inline SVG, or a note saying why it is not."""
-    from exporters.dot import Error as DotError
-    from exporters.dot import to_svg
+    from fstsynth.drawing import Error as DrawingError
+    from fstsynth.drawing import to_svg
 
     transducers = pm.transducers()
     if transducers.pass_states_bound(k + 1) > MAX_COMPOSED_STATES:
@@ -156,7 +156,7 @@ def _svg(pm: "PairModel", k: int) -> str:
         return '<p class="muted">No drawing: Graphviz\'s <code>dot</code> is not installed.</p>'
     try:
         svg = to_svg(grouped_dot(fst)).decode("utf-8")
-    except DotError as exc:
+    except DrawingError as exc:
         return f'<p class="muted">No drawing: {_esc(str(exc))}</p>'
     # Inline: no XML prolog or doctype (which names a DTD by URL), no comments.
     svg = svg[svg.index("<svg"):]
@@ -168,7 +168,7 @@ def _svg(pm: "PairModel", k: int) -> str:
 
 
 def _pair_section(model: "Model", pm: "PairModel", pairs: list[tuple[Word, Word]], max_examples: int) -> str:
-    from exporters.spe import rule_to_spe
+    from fstsynth.spe import rule_to_spe
 
     name = f"{model.columns[pm.source]} → {model.columns[pm.target]}"
     out = [f'<h2 id="pair-{pm.source}-{pm.target}">{_esc(name)}</h2>']

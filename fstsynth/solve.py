@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Sequence
 
 from fstsynth.fileio import atomic_write_text
-from fstsynth.model import Model, PairModel, learn_model
+from fstsynth.learning import learn_model
+from fstsynth.model import Model, PairModel
 from fstsynth.problem import Problem, Word
 from fstsynth.synthesis import Options
 

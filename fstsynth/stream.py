@@ -4,9 +4,9 @@ bounded by a batch and writes its first outputs before the input has ended.
 Public API:
     line_batches(stream, *, chunk=CHUNK_BYTES, name="<stdin>") -> Iterator[list[str]]
     blocks(stream, *, chunk=CHUNK_BYTES, on_read=None) -> Iterator[Block]; Block.lines(name) -> list[str]
-    ByteApplier(model, alphabet, sep), ByteApplier.apply(block) -> Applied | None
-    CompiledApplier(model, alphabet, sep, walker), CompiledApplier.apply(block) -> Applied | None
-    byte_applier(model, alphabet, sep, encoding) -> CompiledApplier | ByteApplier | None
+    ByteApplier(model, alphabet, sep, walker, min_lines=0), ByteApplier.apply(block) -> Applied | None
+    byte_applier(model, alphabet, sep, encoding, walker=None) -> ByteApplier | None
+    BLOCK_WALKERS, MIN_BYTE_LINES
     words_of(lines, split) -> list[Word]
     predict_batches(pair_model, batches, split) -> Iterator[Predicted]
     Predicted, CHUNK_BYTES
@@ -23,14 +23,12 @@ time (`fstsynth.tables`); a line repeated within a batch is predicted once.
 
 `ByteApplier` is the same for the common case, without a Python object per token: a
 block of plain lines (tokens separated by single spaces, nothing else to read into)
-goes from its UTF-8 bytes to token indices, through the tables' batch walker, and back
-to the UTF-8 bytes printed, in numpy array operations; any other block (comments, tabs,
-CRs, unspaced words, unseen tokens in a one-token line, words too long for a batch) it
-declines, and the line path above reads it. Both print the same bytes.
-
-`CompiledApplier` reads the same blocks the same way with the compiled walker
-(`fstsynth._walk`, C, optional: `Tables.compiled`): no numpy at all, so a command on a
-file of words starts as fast as on one word. `byte_applier` picks it where it is built.
+goes from its UTF-8 bytes to token indices, through the passes, and back to the UTF-8
+bytes printed, by a block walker: the compiled one (`fstsynth._walk`, C, optional:
+`Tables.compiled`; no numpy at all, so a command on a file of words starts as fast as
+on one word) where it is built, else numpy's (`fstsynth.block_walker`). Any other
+block (comments, tabs, CRs, unspaced words, unseen tokens in a one-token line) the
+walker declines, and the line path above reads it. Both paths print the same bytes.
 """
 
 from __future__ import annotations
@@ -39,18 +37,14 @@ import functools
 import unicodedata
 from collections import Counter
 from itertools import chain
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Container, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, BinaryIO, Callable, Container, Iterable, Iterator, Protocol, Sequence
 
+from fstsynth.block_walker import OTHER_SPACE, NumpyBlockWalker, plain_tokens
 from fstsynth.errors import UserError
-from fstsynth.tables import LONG_WORD, concat_ranges
 from fstsynth.tables import Error as TablesError
 from fstsynth.types import Token, Word
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from fstsynth import _walk
-
     from fstsynth.model import PairModel
 
 #: Bytes read from the stream at a time (at most; fewer if fewer are ready): enough
@@ -178,19 +172,11 @@ def words_of(lines: list[str], split: Callable[[str], Word]) -> list[Sequence[To
     words: list[Sequence[Token]] = list(map(str.split, lines))
     # A line of one field is an unspaced word; one of several fields with no space
     # between them (tabs, say) is too. Only such lines are looked at one by one.
-    if 1 in map(len, words) or any(c in text for c in _OTHER_SPACE):
+    if 1 in map(len, words) or any(c in text for c in OTHER_SPACE):
         for k, (part, line) in enumerate(zip(words, lines)):
             if len(part) == 1 or (len(part) > 1 and " " not in line):
                 words[k] = split(line)
     return words
-
-
-#: The white space `str.split` splits at, besides the space and the newline.
-#: (Written out: computing it costs start-up time; tests/test_fast_apply.py checks it.)
-_OTHER_SPACE = (
-    "\t\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
 
 
 def predict_batches(
@@ -201,17 +187,13 @@ def predict_batches(
         yield Predicted(model, lines, split)
 
 
-#: Bytes a block the byte path reads never has: tab, `#`, CR and the other ASCII white
-#: space but the space and the newline (`_OTHER_SPACE`'s); and the first bytes of the
-#: UTF-8 of its other characters (a block with any of these is looked at as text).
-_DECLINED_BYTES = sorted({ord(c) for c in _OTHER_SPACE if c.isascii()} | {ord("#")})
-_SPACE_LEADS = sorted({c.encode("utf-8")[0] for c in _OTHER_SPACE if not c.isascii()})
-
-#: A block with fewer lines than this goes by the line path (numpy's set-up costs more).
+#: A block with fewer lines than this goes by the line path when numpy walks the blocks
+#: (its set-up costs more).
 MIN_BYTE_LINES = 64
-#: The byte path packs a token's UTF-8 bytes into 64-bit words, at most this many.
-KEY_WORDS = 4
 _ENCODING_NAMES = ("utf-8", "utf8")
+#: The block walkers `byte_applier` can be asked for: fstsynth/_walk.c's
+#: `Walker.apply_block`, and `fstsynth.block_walker.NumpyBlockWalker`'s.
+BLOCK_WALKERS = ("compiled", "numpy")
 
 
 class Applied:
@@ -224,228 +206,36 @@ class Applied:
         self.data, self.unseen = data, unseen
 
 
+class BlockWalker(Protocol):
+    """What walks a block of plain lines (see `fstsynth.block_walker`'s docstring)."""
+
+    def apply_block(self, data: bytes, sep: bytes) -> tuple[bytes, list[int]] | None: ...
+
+
 class ByteApplier:
     """`fstsynth apply`'s fast path (plain output, one prediction per line, tokens
-    joined by `sep`): see the module docstring. Made once per command; numpy is
-    imported when the first block it reads comes.
+    joined by `sep`): see the module docstring. A block walker (`walker`: the compiled
+    one, or numpy's) reads a block's lines, looks their tokens up, walks the passes and
+    writes the outputs; here are the checks it leaves to Python (UTF-8 and NFC: the
+    standard library's), and the lines with unseen tokens, written again as the line
+    path writes them (`model.predict`: unseen tokens put back)."""
 
-    Token lookup without Python objects: a token's first 8 UTF-8 bytes, read as a
-    little-endian 64-bit word straight from the block (an unaligned view of it), are
-    its key; a multiplicative hash of the key (chosen so that the model's tokens fall
-    in distinct slots) finds the one model token it can be, which is then checked on
-    its key, its length and its later bytes. A model whose tokens cannot be told apart
-    by their first 8 bytes, or are longer than KEY_WORDS words, or hold a NUL or white
-    space, is not read this way (`usable` is False)."""
-
-    def __init__(self, model: "PairModel", alphabet: Container[Token], sep: str) -> None:
-        self._model = model
-        self._alphabet = alphabet
-        self._sep = sep
-        self._tables = model.tables
-        tokens = self._tables.tokens
-        self._encoded = [t.encode("utf-8") for t in tokens]
-        self.words = max([1] + [(len(e) + 7) // 8 for e in self._encoded])
-        self.usable = (
-            self.words <= KEY_WORDS
-            and _plain_tokens(tokens)
-            and not any(b"\0" in e for e in self._encoded)
-            and len({e[:8] for e in self._encoded}) == len(self._encoded)
-        )
-        self._np: Any = None
-
-    def _ready(self) -> Any:
-        """numpy, and the arrays made with it (once)."""
-        if self._np is not None:
-            return self._np
-        import numpy as np
-
-        encoded, count = self._encoded, len(self._encoded)
-        padded = b"".join(e.ljust(8 * self.words, b"\0") for e in encoded) + b"\0" * 8 * self.words
-        keys = np.frombuffer(padded, dtype="<u8").reshape(count + 1, self.words)  # row `count`: no token
-        self._keys = np.ascontiguousarray(keys[:, 0])
-        self._rest = np.ascontiguousarray(keys[:, 1:])
-        self._length = np.array([len(e) for e in encoded] + [-1], dtype=np.int64)
-        self._slot, self._multiplier, self._shift = _perfect_hash(np, self._keys[:count])
-        # A key word keeps the bytes of a token's length: masks by bytes left (0-8).
-        self._mask = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
-        tokens = self._tables.tokens
-        self._seen = np.array([t in self._alphabet for t in tokens], dtype=bool)
-        # What is printed per output token: followed by `sep` (rows 0..count-1), or
-        # by the newline as the last of its word (rows count..2 count-1).
-        sep = self._sep.encode("utf-8")
-        items = [e + sep for e in encoded] + [e + b"\n" for e in encoded]
-        self._out_bytes = np.frombuffer(b"".join(items), dtype=np.uint8)
-        self._out_len = np.array([len(e) for e in items], dtype=np.int32)
-        self._out_first = np.zeros(len(items), dtype=np.int32)
-        np.cumsum(self._out_len[:-1], out=self._out_first[1:])
-        self._np = np
-        return np
-
-    def apply(self, block: Block) -> Applied | None:
-        """The printed predictions of a block's lines, or None if the block is not one
-        this path reads (the line path then does)."""
-        data = block.data
-        lines = data.count(b"\n")
-        if not self.usable or lines < MIN_BYTE_LINES:
-            return None
-        if block.first and data.startswith(b"\xef\xbb\xbf"):
-            return None  # a byte-order mark: the line path
-        np = self._ready()
-        raw = np.frombuffer(data, dtype=np.uint8)
-        # What the line path reads differently, from one count of every byte value:
-        # tabs, comments, CRs and the other ASCII white space; beyond ASCII, text that
-        # is not UTF-8 (the line path names the line), not NFC, or has white space
-        # other than the space and the newline.
-        counts = np.bincount(raw, minlength=256)
-        if counts.take(_DECLINED_BYTES).any():
-            return None
-        text = None
-        if counts[0x80:].any():
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                return None
-            if not unicodedata.is_normalized("NFC", text):
-                return None
-            if counts.take(_SPACE_LEADS).any() and any(c in text for c in _OTHER_SPACE):
-                return None
-        # (Gathers are `take`s and cumulative sums are given their type: numpy's
-        # fancy indexing with int32 indices, and cumsum's default int64 for smaller
-        # types, are 2-4 times slower on a block's arrays.)
-        ends = np.flatnonzero((raw == 0x20) | (raw == 0x0A))  # the byte after each token
-        newline = raw.take(ends) == 0x0A
-        starts = np.empty_like(ends)
-        starts[0] = 0
-        starts[1:] = ends[:-1] + 1
-        lengths = ends - starts
-        word_of = np.cumsum(newline, dtype=np.int64)  # the line each token is on
-        word_of -= newline
-        if not lengths.all():
-            # An empty token is an empty line (between two newlines, or a newline
-            # first); any other (two spaces, a space at a line's start or end) is
-            # spacing that str.split reads but this path does not.
-            empty = lengths == 0
-            after_newline = np.ones(len(ends), dtype=bool)
-            after_newline[1:] = newline[:-1]
-            if (empty & ~(newline & after_newline)).any():
-                return None
-            keep = ~empty  # empty lines: no token, an empty word
-            starts, lengths, word_of = starts[keep], lengths[keep], word_of[keep]
-        ids = self._lookup(data, starts, lengths)
-        counts = np.bincount(word_of, minlength=lines)
-        if int(counts.max()) > LONG_WORD:
-            return None  # a word this long is walked alone (`Tables.outputs`)
-        fix: list[int] = []
-        unseen: Counter = Counter()
-        seen = self._seen.take(ids)
-        if not seen.all():
-            odd = np.array(sorted(set(word_of[~seen].tolist())), dtype=np.int64)
-            if (counts[odd] == 1).any():
-                return None  # an unspaced word the alphabet does not know: the line path splits it
-            fix = odd.tolist()
-        word_starts = np.zeros(lines + 1, dtype=np.int64)
-        np.cumsum(counts, out=word_starts[1:])
-        try:
-            out, out_starts = self._tables.walk_ids(ids, word_starts)
-        except TablesError as exc:
-            from fstsynth.model import Error as ModelError
-
-            raise ModelError(f"{self._model.far_key}: {exc}: the model is damaged") from None
-        printed = self._printed(out, out_starts)
-        if not fix:
-            return Applied(printed, unseen)
-        if text is None:
-            text = data.decode("utf-8")  # ASCII
-        return Applied(self._fixed(text, printed, out, out_starts, fix, unseen), unseen)
-
-    def _lookup(self, data: bytes, starts: "np.ndarray", lengths: "np.ndarray") -> "np.ndarray":
-        """Token indices of the tokens at `starts` (`lengths` bytes each); UNK's where
-        the model has no such token."""
-        np = self._np
-        padded = data + b"\0" * (8 * self.words)
-        view = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
-        mask = self._mask
-        key = view.take(starts)
-        key &= mask.take(np.minimum(lengths, 8))
-        at = self._slot.take((key * self._multiplier) >> self._shift)
-        hit = self._keys.take(at) == key
-        hit &= self._length.take(at) == lengths
-        for w in range(1, self.words):
-            rest = view.take(starts + 8 * w) & mask.take(np.clip(lengths - 8 * w, 0, 8))
-            hit &= self._rest[:, w - 1].take(at) == rest
-        return np.where(hit, at, self._tables.unk).astype(np.int32)
-
-    def _printed(self, out: "np.ndarray", out_starts: "np.ndarray") -> bytes:
-        """The outputs as printed: tokens joined by `sep`, a newline after each word."""
-        np = self._np
-        sizes = np.diff(out_starts)
-        item = out.copy()
-        item[out_starts[1:][sizes > 0] - 1] += len(self._tables.tokens)  # the last of its word
-        at, bounds = concat_ranges(np, self._out_first.take(item), self._out_len.take(item))
-        printed = self._out_bytes.take(at)
-        if not sizes.all():  # an empty word: a newline alone
-            printed = np.insert(printed, bounds[out_starts[:-1][sizes == 0]], 0x0A)
-        return printed.tobytes()
-
-    def _fixed(
-        self, text: str, printed: bytes, out: "np.ndarray", out_starts: "np.ndarray", fix: list[int], unseen: Counter
-    ) -> bytes:
-        """`printed` with the lines of words holding unseen tokens made again as the line
-        path makes them (unseen tokens put back: `model.restore_unknown`), and those
-        tokens counted in `unseen`."""
-        from fstsynth.model import restore_unknown
-
-        lines = text.split("\n")
-        printed_lines = printed.split(b"\n")
-        tokens = self._tables.tokens
-        for k in fix:
-            word = lines[k].split()
-            unseen.update({tok for tok in word if tok not in self._alphabet})
-            output = tuple(tokens[i] for i in out[out_starts[k] : out_starts[k + 1]].tolist())
-            restored = restore_unknown(word, self._model.map_unknown(word), output)
-            printed_lines[k] = self._sep.join(restored).encode("utf-8")
-        return b"\n".join(printed_lines)
-
-
-def _perfect_hash(np: Any, keys: "np.ndarray") -> tuple["np.ndarray", "np.uint64", "np.uint64"]:
-    """A slot table for `keys` (distinct uint64): `slot[(key * multiplier) >> shift]`
-    is the index of `key` among them, for every key of them (other keys land anywhere,
-    on `len(keys)` for an empty slot). Multipliers are tried from a fixed sequence,
-    in tables of growing size, until no two keys share a slot."""
-    count = len(keys)
-    bits = max(4, count.bit_length() + 2)
-    candidate = 0x9E3779B97F4A7C15  # odd multipliers: Weyl steps of the golden ratio
-    while True:
-        for _ in range(64):
-            candidate = (candidate + 0x9E3779B97F4A7C16) % (1 << 64) | 1
-            multiplier, shift = np.uint64(candidate), np.uint64(64 - bits)
-            slots = (keys * multiplier) >> shift
-            if len(set(slots.tolist())) == count:
-                table = np.full(1 << bits, count, dtype=np.int32)
-                table[slots] = np.arange(count, dtype=np.int32)
-                return table, multiplier, shift
-        bits += 1
-
-
-class CompiledApplier:
-    """`ByteApplier` with the compiled walker `walker` (`Tables.compiled`): the same
-    blocks declined, the same bytes printed. The walker reads a block's lines, looks
-    their tokens up, walks the passes and writes the outputs; here are the checks it
-    leaves to Python (UTF-8 and NFC: the standard library's), and the lines with unseen
-    tokens (rare), written again as the line path writes them."""
-
-    def __init__(self, model: "PairModel", alphabet: Container[Token], sep: str, walker: "_walk.Walker") -> None:
+    def __init__(
+        self, model: "PairModel", alphabet: Container[Token], sep: str, walker: BlockWalker, min_lines: int = 0
+    ) -> None:
         self._model = model
         self._alphabet = alphabet
         self._sep = sep
         self._walker = walker
+        self._min_lines = min_lines
 
     def apply(self, block: Block) -> Applied | None:
         """The printed predictions of a block's lines, or None if the line path reads it."""
         data = block.data
+        if self._min_lines and data.count(b"\n") < self._min_lines:
+            return None
         if block.first and data.startswith(b"\xef\xbb\xbf"):
             return None  # a byte-order mark: the line path
-        text = None
         if not data.isascii():
             try:
                 text = data.decode("utf-8")
@@ -455,7 +245,7 @@ class CompiledApplier:
                 return None
         try:
             done = self._walker.apply_block(data, self._sep.encode("utf-8"))
-        except ValueError as exc:
+        except (ValueError, TablesError) as exc:
             from fstsynth.model import Error as ModelError
 
             raise ModelError(f"{self._model.far_key}: {exc}: the model is damaged") from None
@@ -464,9 +254,7 @@ class CompiledApplier:
         printed, fix = done
         unseen: Counter = Counter()
         if fix:
-            if text is None:
-                text = data.decode("utf-8")  # ASCII
-            lines, printed_lines = text.split("\n"), printed.split(b"\n")
+            lines, printed_lines = data.decode("utf-8").split("\n"), printed.split(b"\n")
             for k in fix:
                 word = lines[k].split()
                 unseen.update({tok for tok in word if tok not in self._alphabet})
@@ -475,23 +263,23 @@ class CompiledApplier:
         return Applied(printed, unseen)
 
 
-def _plain_tokens(tokens: Sequence[Token]) -> bool:
-    """Whether every token can be read from bytes between single spaces: none is empty
-    or holds white space (both byte paths need it)."""
-    return all(t and not any(c.isspace() for c in t) for t in tokens)
-
-
 def byte_applier(
-    model: "PairModel", alphabet: Container[Token], sep: str, encoding: str
-) -> CompiledApplier | ByteApplier | None:
+    model: "PairModel", alphabet: Container[Token], sep: str, encoding: str, walker: str | None = None
+) -> ByteApplier | None:
     """The fast path of plain output, if the output `encoding` and the model's tokens
-    allow one: the compiled walker's where it is built, else numpy's."""
+    allow one: over the compiled walker where it is built, else numpy's (`walker`: one
+    of BLOCK_WALKERS, or None for that choice)."""
     if encoding.lower().replace("_", "-") not in _ENCODING_NAMES:
         return None
-    tokens = model.tables.tokens
-    if _plain_tokens(tokens):
-        walker = model.tables.compiled([t in alphabet for t in tokens])
-        if walker is not None:
-            return CompiledApplier(model, alphabet, sep, walker)
-    applier = ByteApplier(model, alphabet, sep)
-    return applier if applier.usable else None
+    tables = model.tables
+    seen = [t in alphabet for t in tables.tokens]
+    if walker not in (None, *BLOCK_WALKERS):
+        raise ValueError(f"no block walker {walker!r}; one of {', '.join(BLOCK_WALKERS)}")
+    if walker in (None, "compiled") and plain_tokens(tables.tokens):
+        compiled = tables.compiled(seen)
+        if compiled is not None:
+            return ByteApplier(model, alphabet, sep, compiled)
+    if walker == "compiled":
+        return None
+    numpy_walker = NumpyBlockWalker(tables, seen)
+    return ByteApplier(model, alphabet, sep, numpy_walker, MIN_BYTE_LINES) if numpy_walker.usable else None

@@ -1,15 +1,13 @@
 """The shared names of the domain, declared once for every module.
 
 Public API:
-    Token, Word, Features, TaggedToken
+    Token, Word, Features
+(`TaggedToken`, a token with the rule that wrote it, is the DSL's: `fstsynth.dsl`.)
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Optional, Tuple
-
-if TYPE_CHECKING:
-    from fstsynth.dsl import Transformation
+from typing import Mapping, Tuple
 
 #: One segment of a word: a letter, a phoneme, a stress mark (NFC-normalized).
 Token = str
@@ -17,5 +15,3 @@ Token = str
 Word = Tuple[Token, ...]
 #: Token -> feature name -> whether it holds (a missing feature does not hold).
 Features = Mapping[Token, Mapping[str, bool]]
-#: A token with the transformation that produced it in the previous pass (None: input).
-TaggedToken = Tuple[Token, Optional["Transformation"]]

@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchutil import DEV, ROOT, pin_one_core, rate, table, write_json  # noqa: E402
 
-from fstsynth.model import learn_model  # noqa: E402
+from fstsynth.learning import learn_model  # noqa: E402
+from fstsynth.model_file import save_model  # noqa: E402
 from fstsynth.problem import Problem, load_problem  # noqa: E402
 
 DEFAULT_PAIRS = [
@@ -220,7 +221,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             model_dir = work / "model"
-            model.save(model_dir)
+            save_model(model, model_dir)
             (work / "words.txt").write_text("\n".join(" ".join(w) for w in words) + "\n", encoding="utf-8")
             (work / "one.txt").write_text(" ".join(words[0]) + "\n", encoding="utf-8")
             (work / "plain.txt").write_text("\n".join("".join(w) for w in words) + "\n", encoding="utf-8")

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_scale import make_pairs  # noqa: E402
 from benchutil import table, write_json  # noqa: E402
 
-from fstsynth.model import learn_model  # noqa: E402
+from fstsynth.learning import learn_model  # noqa: E402
 from fstsynth.problem import problem_from_pairs  # noqa: E402
 from fstsynth.report import report_html  # noqa: E402
 from fstsynth.synthesis import Options  # noqa: E402

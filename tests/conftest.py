@@ -47,7 +47,7 @@ def benchmark_models():
 
 
 def _learn_benchmark(path: Path):
-    from fstsynth.model import learn_model
+    from fstsynth.learning import learn_model
     from fstsynth.problem import load_problem
     from fstsynth.synthesis import Options
 
@@ -85,7 +85,7 @@ def paradigm_default():
     """data/paradigm.json (six column pairs) and its model learned with the default
     options, once per test session: (problem, model). Learning it takes ~15 s, and
     several modules need a model of several column pairs; each saves its own copy."""
-    from fstsynth.model import learn_model
+    from fstsynth.learning import learn_model
     from fstsynth.problem import load_problem
     from fstsynth.synthesis import Options
 

@@ -72,3 +72,17 @@ def test_learn_refuses_bad_options_and_pairs():
         fstsynth.learn(PAIRS, time_limit=0)
     with pytest.raises(UserError, match="pair 1: expected"):
         fstsynth.learn(["kat"])
+
+
+def test_learning_leaves_the_garbage_collector_on_for_the_caller_s_other_threads():
+    """The collector is process-wide: a library that turned it off while it learns would
+    turn it off under every other thread of the application too."""
+    import gc
+
+    from fstsynth.progress import listening
+
+    collector_on = []  # as seen at each step learning reports, from inside learning
+    with listening(lambda step: collector_on.append(gc.isenabled())):
+        fstsynth.learn(PAIRS, variant="token")
+    assert len(collector_on) > 3 and all(collector_on)
+    assert gc.isenabled()

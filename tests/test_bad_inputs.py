@@ -15,7 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from fstsynth.cli import app
-from fstsynth.model import MAX_TRAINING_TOKENS, load_model
+from fstsynth.learning import MAX_TRAINING_TOKENS
+from fstsynth.model_file import load_model
 from fstsynth.problem import load_problem
 
 runner = CliRunner()

@@ -1,5 +1,5 @@
-"""The DSL's small print: the exact text and JSON of every node, the helpers the compiler
-and learner read (offsets, tags, direction), and the messages for bad input.
+"""The DSL's small print: the exact text and JSON of every node, and the messages for
+bad input (the shape helpers are tested in tests/test_rule_shape.py).
 
 Pinned exactly because other code depends on them: the printed text ranks the learner's
 ties and is what users read; the JSON is the model file's format.
@@ -111,51 +111,6 @@ def test_passes_and_programs_print_in_order():
     three = Pass((Rule((), Delete()), Rule((), Identity()), Rule((), Insert(("a",)))))
     assert str(three) == 'Else(Delete(x), Else(Identity(x), Insert(x, "a")))'
     assert dsl.parse(str(three)) == three
-
-
-def test_offsets_read_sees_through_not_and_skips_tiers():
-    rule = Rule(
-        (IsToken("a", -2), Not(Not(Is("v", 3))), TierIs("v", "long", 1), Not(TierIs("v", BOUNDARY, -1))),
-        CopyReplace(-4),
-    )
-    assert dsl.offsets_read(rule) == [-2, 3, -4]
-    assert dsl.offsets_read(Rule((TransformationApplied(Delete(), 1),), CopyInsert(2))) == [1, 2]
-    assert dsl.offsets_read(Rule((), Insert(("a",)))) == []
-    # A tier test first does not end the scan: the tests after it are still read.
-    assert dsl.offsets_read(Rule((TierIs("v", "long", -1), IsToken("a", 2), Is("v", -3)), Delete())) == [2, -3]
-    assert dsl.offsets_read(Rule((IsToken("a", 0),), ReplaceBy("a", ("b",)))) == [0]
-
-
-def test_referenced_tags_looks_inside_not():
-    pass_ = Pass((
-        Rule((TransformationApplied(Delete(), -1), IsToken("a", 0)), Identity()),
-        Rule((Not(TransformationApplied(Insert(("x",)), 1)),), Delete()),
-        Rule((Not(IsToken("b", 0)),), Insert(("y",))),
-    ))
-    assert dsl.referenced_tags(pass_) == {Delete(), Insert(("x",))}
-    assert dsl.referenced_tags(Pass((Rule((), Delete()),))) == set()
-
-
-@pytest.mark.parametrize(
-    "pred, right",
-    [
-        (TierIs("v", "long", 1), True),
-        (TierIs("v", BOUNDARY, 3), True),
-        (Not(TierIs("v", "long", 1)), True),
-        (Not(Not(TierIs("v", "long", 2))), True),
-        (TierIs("v", "long", -1), False),
-        (Not(TierIs("v", "long", -2)), False),
-        (IsToken("a", 5), False),
-        (Is("v", 2), False),
-    ],
-    ids=str,
-)
-def test_looks_unboundedly_right_only_for_right_tiers(pred, right):
-    pass_ = Pass((Rule((IsToken("k", 0),), Delete()), Rule((pred,), Identity())))
-    assert dsl.pass_looks_unboundedly_right(pass_) is right
-    plain = Pass((Rule((), Delete()),))
-    assert dsl.looks_unboundedly_right(Program((plain, pass_))) is right
-    assert dsl.looks_unboundedly_right(Program((plain,))) is False
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 
 from fstsynth import dsl
 from fstsynth.compiler import UNK
-from fstsynth.model import learn_model, restore_unknown
+from fstsynth.learning import learn_model
+from fstsynth.model import restore_unknown
 from fstsynth.problem import Problem
 from program_strategies import UNSEEN_TOKENS, Case, cases, check_case, constructs_used, describe
 

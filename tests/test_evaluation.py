@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import DATA
-from exporters.spe import rule_to_spe
+from fstsynth.spe import rule_to_spe
 from fstsynth.evaluation import ProblemScore, chrf_total, edit_distance, score_problem, summarize
 
 

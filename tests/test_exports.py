@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from typer.testing import CliRunner
 
 from exporters.att import to_att
 from exporters.foma_script import foma_symbol, program_to_foma, tag_symbols
-from exporters.spe import derivation, rule_to_spe
+from fstsynth.spe import derivation, rule_to_spe
 from fsttools import (
     foma_definitions,
     foma_spaced_apply,
@@ -48,7 +50,7 @@ from fstsynth.dsl import (
     TransformationApplied,
 )
 from fstsynth.interpreter import run as interpret
-from fstsynth.model import load_model
+from fstsynth.model_file import load_model, save_model
 from fstsynth.problem import load_problem
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,7 +76,7 @@ def plural(tmp_path_factory) -> Path:
 def paradigm(tmp_path_factory, paradigm_default) -> Path:
     """data/paradigm.json's model (default options; learned once per session) saved."""
     out = tmp_path_factory.mktemp("paradigm") / "model"
-    paradigm_default[1].save(out)
+    save_model(paradigm_default[1], out)
     return out
 
 
@@ -195,9 +197,9 @@ def test_export_passes_writes_one_transducer_per_pass(paradigm: Path, tmp_path: 
 
 
 def test_a_composition_too_large_to_build_is_refused_with_a_hint(plural: Path, tmp_path: Path, monkeypatch) -> None:
-    import fstsynth.compiler as compiler
+    import fstsynth.transducers as transducers
 
-    monkeypatch.setattr(compiler, "MAX_COMPOSED_STATES_BOUND", 1)
+    monkeypatch.setattr(transducers, "MAX_COMPOSED_STATES_BOUND", 1)
     result = cli("export", str(plural), "--format", "far", "-o", str(tmp_path / "x.far"))
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
@@ -451,6 +453,50 @@ def test_every_construct_through_foma_script_and_att(program, alphabet, features
     assert not wrong, f"HFST: {len(wrong)} words differ, e.g. {wrong[:3]}"
 
 
+# Feature names a features file may hold, which must not reach foma as they are (foma
+# 0.10 crashed on a defined name with `_` in a rule context: issue 26), and a token
+# spelled like the name the script would otherwise give a class.
+ODD_FEATURES = {
+    "a": {"ipa.back": True, "a_b": True, "syl": True},
+    "i": {"x-1": True, "syl": True},
+    "t": {"2nd": True, "a_b": True},
+    "Fab": {"x-1": True},
+    "s": {},
+}
+ODD_NAMES_PROGRAM = Program((
+    Pass((
+        Rule((Is("a_b", -1), IsToken(BOUNDARY, 1)), Insert(("s",))),
+        Rule((Is("ipa.back", 0), TierIs("syl", "x-1", 1)), ReplaceBy("a", ("i",))),
+        Rule((Not(Is("2nd", 1)), Is("x-1", 0)), Delete()),
+        Rule((Is("2nd", 0), Not(TierIs("syl", "ipa.back", -1))), ReplaceAnyBy(("Fab",))),
+    )),
+))
+
+
+def test_foma_class_names_are_letters_and_digits_whatever_the_feature_names(tmp_path: Path) -> None:
+    require("foma", "flookup")
+    alphabet = tuple(sorted(ODD_FEATURES))
+    script = program_to_foma(ODD_NAMES_PROGRAM, alphabet, ODD_FEATURES)
+    defined = re.findall(r"^define (\S+) ", script, flags=re.M)
+    assert all(re.fullmatch(r"[A-Za-z0-9]+", name) for name in defined), defined
+    assert len(set(defined)) == len(defined) and "Fab" not in defined  # `Fab` is a token
+    (tmp_path / "rules.foma").write_text(script, encoding="utf-8")
+    words = list(all_words(alphabet, 4))
+    expected = [interpret(ODD_NAMES_PROGRAM, w, ODD_FEATURES) for w in words]
+    assert len(set(expected)) > 100, "the program should do many different things"
+    got = foma_spaced_apply(f"source {tmp_path / 'rules.foma'}", list(alphabet), words, tmp_path)
+    wrong = [(w, e, g) for w, e, g in zip(words, expected, got) if e != g]
+    assert not wrong, f"foma: {len(wrong)} words differ, e.g. {wrong[:3]}"
+
+
+def test_foma_script_refuses_a_token_spelled_as_one_of_its_names() -> None:
+    from exporters.foma_script import Error
+
+    for token in ("Tok", "Pass1", "Marks2", "Model"):
+        with pytest.raises(Error, match=f"token '{token}' is spelled as a name the foma script defines"):
+            program_to_foma(ODD_NAMES_PROGRAM, ("a", token), ODD_FEATURES)
+
+
 def test_pass_transducers_one_after_the_other_in_every_tool(tmp_path: Path) -> None:
     """The stage transducers (what the model keeps; `export --passes` composes each
     pass's) and the uncomposed foma script, applied one after the other by OpenFst,
@@ -541,8 +587,77 @@ def test_svg_without_graphviz_is_a_clear_error(plural: Path, tmp_path: Path, mon
 def test_too_big_to_draw_is_a_clear_error(plural: Path, tmp_path: Path) -> None:
     from exporters.dot import Error, to_dot
 
+    composed = load_model(plural).pair().transducers().composed()
     with pytest.raises(Error, match="too many to draw"):
-        to_dot(load_model(plural).pair().transducers().composed(), max_states=2)
+        to_dot(composed, max_states=2)
+    with pytest.raises(Error, match=r"states and \d+ arcs, too many to draw .*fstsynth report"):
+        to_dot(composed, max_arcs=10)
+
+
+def _saved_model(program: Program, alphabet: tuple[str, ...], path: Path) -> Path:
+    """A model of one column pair compiled from a hand-written program, saved."""
+    from fstsynth.learning import saved_options
+    from fstsynth.model import Model, PairModel
+    from fstsynth.model_file import save_model
+    from fstsynth.synthesis import Options
+
+    compiled = compile_program(program, alphabet, {})
+    pair = PairModel(0, 1, program, 0.0, 0, 0, compiled.tables(), compiled.transducers, alphabet=alphabet)
+    save_model(Model(("source", "target"), {}, saved_options(Options()), alphabet, {(0, 1): pair}), path)
+    return path
+
+
+def test_a_drawing_of_thousands_of_arcs_is_refused_at_once_naming_report(tmp_path: Path) -> None:
+    """Issue 26: `export --format svg` of a 3,503-arc model ran Graphviz for over ten
+    minutes with no message. A model of that size is now refused with one line."""
+    from fstsynth.transducers import arc_count
+
+    letters = tuple("abcdefghijklmnopqrstuvwxyz")
+    rules = tuple(
+        Rule((IsToken(letters[k], -1), IsToken(letters[(3 * k + 1) % 26], 1), IsToken(letters[(5 * k + 2) % 26], 2)),
+             ReplaceBy(letters[(5 * k + 2) % 26], (letters[k],)))
+        for k in range(26)
+    )
+    alphabet = letters + tuple(f"x{k}" for k in range(20))
+    model = _saved_model(Program((Pass(rules),)), alphabet, tmp_path / "model")
+    assert 3000 < arc_count(load_model(model).pair().transducers().composed()) < 4000
+    for fmt in ("svg", "dot"):
+        out = tmp_path / f"drawing.{fmt}"
+        started = time.monotonic()
+        result = cli("export", str(model), "--format", fmt, "-o", str(out))
+        assert time.monotonic() - started < 30
+        assert result.exit_code == 2 and "too many to draw" in result.output and "fstsynth report" in result.output
+        assert len(result.output.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_graphviz_is_stopped_at_the_time_limit_with_a_message() -> None:
+    """A layout Graphviz cannot finish in time is stopped (it is not left running)."""
+    from fstsynth.drawing import Error, to_svg
+
+    require("dot")
+    # A dense graph: dot needs far longer than the limit to lay it out.
+    edges = "".join(f"n{a} -> n{(a * 7 + b * 13) % 300} [label=\"{a}:{b}\"];\n" for a in range(300) for b in range(10))
+    started = time.monotonic()
+    with pytest.raises(Error, match=r"did not lay out the drawing within 0.5 s; .*fstsynth report"):
+        to_svg("digraph G {\n" + edges + "}\n", time_limit=0.5)
+    assert time.monotonic() - started < 10
+
+
+def test_the_library_never_imports_the_exporters() -> None:
+    """Exporters only export: the SPE view and SVG rendering the library uses live in
+    the package. Only the CLI's `export` command (the top layer) imports exporters."""
+    import ast
+
+    importers = []
+    for path in sorted((ROOT / "fstsynth").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                if name == "exporters" or name.startswith("exporters."):
+                    importers.append((path.relative_to(ROOT).as_posix(), name))
+    assert importers == [("fstsynth/cli.py", "exporters.export")]
 
 
 # ----------------------------------------------------------------------------- CLI

@@ -27,6 +27,7 @@ from exporters.att import ATT_EPSILON, ATT_IDENTITY, ATT_UNKNOWN
 from exporters.export import export_model
 from exporters.foma_script import tag_symbols
 from fstsynth.compiler import CompositionTooLargeError, arc_count
+from fstsynth.model_file import save_model
 from fsttools import foma_definitions, foma_spaced_apply, hfst_apply, openfst_apply, require
 
 TOOLS = (
@@ -83,7 +84,7 @@ def test_every_tool_gives_fstsynth_outputs(name: str, benchmark_models, tmp_path
     require(*TOOLS)
     problem, model = benchmark_models[name]
     model_dir = tmp_path / "model"
-    model.save(model_dir)
+    save_model(model, model_dir)
     checked = 0
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         pending = []

@@ -5,7 +5,6 @@ its input has ended)."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import select
@@ -49,11 +48,12 @@ def test_tables_agree_with_transducers_and_interpreter(seed):
 
 @pytest.fixture(scope="module")
 def plural_model(tmp_path_factory) -> Path:
-    from fstsynth.model import learn_model
+    from fstsynth.learning import learn_model
+    from fstsynth.model_file import save_model
     from fstsynth.problem import load_problem
 
     directory = tmp_path_factory.mktemp("apply") / "plural"
-    learn_model(load_problem(DATA / "plural.tsv")).save(directory)
+    save_model(learn_model(load_problem(DATA / "plural.tsv")), directory)
     return directory
 
 
@@ -97,7 +97,7 @@ def test_with_the_compiled_walker_apply_reads_many_words_without_numpy(plural_mo
     """Where the optional compiled walker (`fstsynth._walk`) is built, a file of words
     goes through it: numpy (a tenth of a second to import) is not imported, and the
     outputs are the tables' own."""
-    from fstsynth.model import load_model
+    from fstsynth.model_file import load_model
 
     pm = load_model(plural_model).pair()
     compiled_walker(pm.tables, [True] * len(pm.tables.tokens))  # (or a skip)
@@ -238,18 +238,11 @@ def test_apply_without_typer_behaves_as_with_it(plural_model, damaged_model, tmp
     assert "Traceback" not in seen["lean"][2]
 
 
-def test_the_other_white_space_is_what_str_split_splits_at():
-    from fstsynth.stream import _OTHER_SPACE
-
-    spaces = {c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()}
-    assert set(_OTHER_SPACE) == spaces - {" ", "\n"} and len(_OTHER_SPACE) == len(set(_OTHER_SPACE))
-
-
 def test_apply_never_compiles(plural_model, monkeypatch):
     """A loaded model predicts through the tables it was saved with."""
     import fstsynth.bimachine as bimachine
     import fstsynth.compiler as compiler
-    from fstsynth.model import load_model
+    from fstsynth.model_file import load_model
 
     def no_compile(*args, **kwargs):
         raise AssertionError("compiled again")
@@ -314,68 +307,3 @@ def test_apply_refuses_bad_utf8_naming_the_line(plural_model):
     )
     assert proc.returncode == 2
     assert proc.stderr.decode() == "fstsynth: error: <stdin>: line 4: not valid UTF-8\n"
-
-
-def test_line_batches_split_only_at_newlines():
-    import io
-
-    from fstsynth.stream import line_batches
-
-    data = "\ufeffa b\r\nc\x1cd\n\ne f".encode()
-    batches = list(line_batches(io.BytesIO(data), chunk=3))
-    assert [line for batch in batches for line in batch] == ["a b", "c\x1cd", "", "e f"]
-    assert all(batches)
-    assert list(line_batches(io.BytesIO(b""))) == []
-    doc = json.dumps({"x": 1})  # any text: one line without a final newline
-    assert list(line_batches(io.BytesIO(doc.encode()))) == [[doc]]
-
-
-@pytest.mark.parametrize("walker", ["numpy", "compiled"])
-@pytest.mark.parametrize("sep", [" ", ""])
-def test_the_byte_path_prints_what_the_line_path_prints(plural_model, sep, walker):
-    """Blocks of plain lines go from bytes to bytes (`stream.ByteApplier` with numpy,
-    `stream.CompiledApplier` with the compiled walker); the lines they print, and the
-    unseen tokens they count, are the line path's. Empty lines, one-token lines and
-    unseen tokens in longer lines stay on the byte path; blocks it cannot read as the
-    line path does are declined."""
-    from fstsynth.model import load_model
-    from fstsynth.problem import WordSplitter
-    from fstsynth.stream import MIN_BYTE_LINES, Block, ByteApplier, CompiledApplier, predict_batches
-
-    model = load_model(plural_model)
-    pm = model.pair()
-    alphabet = set(model.alphabet)
-    tokens = sorted(alphabet)
-    rng = random.Random(7)
-    lines = []
-    for _ in range(600):
-        word = [rng.choice(tokens) for _ in range(rng.randint(1, 9))]
-        roll = rng.random()
-        if roll < 0.05:
-            lines.append("")
-        elif roll < 0.12:
-            word.insert(rng.randrange(len(word) + 1), rng.choice(["☃", "Q", "<unk>"]))
-            lines.append(" ".join(word))
-        elif roll < 0.2:
-            lines.append(word[0])
-        else:
-            lines.append(" ".join(word))
-    applier: ByteApplier | CompiledApplier = ByteApplier(pm, alphabet, sep)
-    if walker == "compiled":
-        compiled = compiled_walker(pm.tables, [t in alphabet for t in pm.tables.tokens])
-        applier = CompiledApplier(pm, alphabet, sep, compiled)
-    got = applier.apply(Block(("\n".join(lines) + "\n").encode(), 0, True))
-    assert got is not None, "the byte path declined plain lines"
-    batch = next(predict_batches(pm, [lines], WordSplitter(alphabet)))
-    assert got.data.decode().split("\n")[:-1] == batch.texts(sep)
-    assert got.unseen == batch.unseen(alphabet) and got.unseen
-    for odd in ("k a\tt", "# k a t", "k  a t", " k a t", "k a t ", "k a t\r", "☃", "k\u00a0a", "e\u0301 a",
-                "k\x0ba", "k\x1fa", "k\u3000a", "k\u2028a", "k a \u1680"):
-        block = Block(((odd + "\n") * MIN_BYTE_LINES).encode(), 0, True)
-        assert applier.apply(block) is None, odd
-        # The same line once among plain ones.
-        block = Block((("k a t\n" * MIN_BYTE_LINES) + odd + "\nd ɔ g\n").encode(), 0, True)
-        assert applier.apply(block) is None, odd
-    assert applier.apply(Block(("\ufeffk a t\n" * MIN_BYTE_LINES).encode(), 0, True)) is None
-    # Empty lines, first and last among them, stay on the byte path.
-    assert applier.apply(Block(("\n" + "k a t\n\n" * MIN_BYTE_LINES).encode(), 0, True)) is not None

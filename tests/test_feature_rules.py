@@ -3,9 +3,12 @@ inventory they map tokens into; and the learner finding such rules."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from fstsynth import dsl
+from fstsynth import api, dsl
 from fstsynth.dsl import (
     BOUNDARY,
     Agree,
@@ -18,7 +21,10 @@ from fstsynth.dsl import (
     TierIs,
 )
 from fstsynth.features import Inventory
+from fstsynth.tables import UNK
 from fstsynth.interpreter import START, apply_transformation, eval_predicate, run, run_many
+from fstsynth.synthesis import Deadline, Options, learn, tagged_examples
+from fstsynth.synthesis.feature_changes import feature_transformations
 
 # A small obstruent/vowel inventory: every token has its own bundle, except that
 # x and y share one (so a change towards it names no single token).
@@ -167,3 +173,113 @@ def test_a_program_in_features_runs_alike_word_by_word_and_on_many_words():
     expected = [tuple(w) for w in ("ambak", "eŋkat", "ante", "abe", "tanz")]
     assert [run(program, w, FEATURES) for w in words] == expected
     assert run_many(program, words, FEATURES) == expected
+
+
+# ------------------------------------------------------------------ learning feature rules
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def data_pairs(name: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The word pairs of a TSV of data/ (space-separated tokens, # comments)."""
+    pairs = []
+    for line in (DATA / name).read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            source, target = line.split("\t")
+            pairs.append((tuple(source.split()), tuple(target.split())))
+    return pairs
+
+
+def data_features(name: str) -> dict[str, dict[str, bool]]:
+    return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+def predict(program: Program, text: str, features: dict[str, dict[str, bool]]) -> str:
+    return " ".join(run(program, tuple(text.split()), features))
+
+
+FEATURE_RULES = Options(variant="feature", feature_rules=True)
+
+
+def test_final_devoicing_reaches_voiced_obstruents_never_seen():
+    pairs = data_pairs("devoicing.tsv")
+    features = data_features("devoicing-features.json")
+    seen = {tok for source, target in pairs for tok in source + target}
+    assert not {"v", "ʒ"} & {tok for source, _ in pairs for tok in source[-2:]}
+    assert "ʒ" not in seen
+    result = learn(pairs, features, FEATURE_RULES)
+    assert result.train_correct == result.train_total
+    assert any(isinstance(rule.transformation, SetFeatures) for p in result.program.passes for rule in p.rules)
+    assert predict(result.program, "l ɔ v ə", features) == "l ɔ f"
+    assert predict(result.program, "g a r aː ʒ ə", features) == "g a r aː ʃ"
+    # Not before the plural's -n, nor a sonorant.
+    assert predict(result.program, "n ɛ r v ə n", features) == "n ɛ r v ə"
+    assert predict(result.program, "z ɔ l ə", features) == "z ɔ l"
+
+
+def test_final_devoicing_is_the_program_auto_picks():
+    pairs = data_pairs("devoicing.tsv")
+    features = data_features("devoicing-features.json")
+    result = learn(pairs, features, Options(feature_rules=True))
+    assert result.variant == "feature"
+    assert predict(result.program, "g a r aː ʒ ə", features) == "g a r aː ʃ"
+
+
+def test_english_past_reads_final_sounds_by_their_features():
+    pairs = data_pairs("english-past.tsv")
+    features = data_features("english-features.json")
+    assert not {"z", "ð"} & {tok for source, _ in pairs for tok in source}
+    result = learn(pairs, features, FEATURE_RULES)
+    assert predict(result.program, "b ʌ z", features) == "b ʌ z d"
+    assert predict(result.program, "b r iː ð", features) == "b r iː ð d"
+    assert predict(result.program, "m ɪ k s", features) == "m ɪ k s t"
+    assert predict(result.program, "p l æ n t", features) == "p l æ n t ɪ d"
+
+
+@pytest.mark.parametrize("variant", ["feature", "auto"])
+def test_turkish_plural_follows_the_last_vowel(variant):
+    pairs = data_pairs("turkish-plural.tsv")
+    features = data_features("turkish-features.json")
+    assert all(not features[source[-1]]["vowel"] for source, _ in pairs)
+    result = learn(pairs, features, Options(variant=variant, feature_rules=True))
+    assert predict(result.program, "e l m a", features) == "e l m a l a r"
+    assert predict(result.program, "m a s a", features) == "m a s a l a r"
+    assert predict(result.program, "k a h v e", features) == "k a h v e l e r"
+    assert result.program.rule_count <= 2
+
+
+def test_a_change_of_features_is_one_candidate_for_every_token_pair():
+    # z -> s, b -> p, g -> k and d -> t: one SetFeatures([-voice]), right at each.
+    pairs = [(tuple(w), tuple(w[:-1]) + (d,)) for w, d in (("aaz", "s"), ("ab", "p"), ("ag", "k"), ("ad", "t"))]
+    features = {
+        **FEATURES,
+        "z": {"cor": True, "cont": True, "voice": True},
+        "s": {"cor": True, "cont": True},
+    }
+    examples = [ex for source, target in pairs for ex in tagged_examples(tagged(*source), target, features, "global")]
+    need = [k for k, ex in enumerate(examples) if ex.output != ex.identity_output]
+    found = feature_transformations(examples, need, features, 2, ("vowel",), Deadline())
+    devoice = SetFeatures.of({"voice": False})
+    right, applies = found[devoice]
+    assert {k for k in need if right >> k & 1} == set(need)
+    # It does not apply to the vowels.
+    assert not any(applies >> k & 1 for k, ex in enumerate(examples) if ex.token_at(0) == "a")
+
+
+# ------------------------------------------------------------------ the whole inventory
+
+
+def test_every_token_of_a_features_file_is_known_to_the_model():
+    """English past through `apply`: z and ð are in the features file only, and the
+    compiled model reads them by their features (not as `<unk>`)."""
+    pairs = data_pairs("english-past.tsv")
+    model = api.learn(
+        [(" ".join(s), " ".join(t)) for s, t in pairs], features=DATA / "english-features.json", variant="feature"
+    )
+    assert {"z", "ð", "ʒ"} <= set(model.alphabet)
+    pair = next(iter(model.pairs.values()))
+    assert pair.predict(("b", "ʌ", "z")) == ("b", "ʌ", "z", "d")
+    assert pair.predict(("b", "r", "iː", "ð")) == ("b", "r", "iː", "ð", "d")
+    assert pair.interpret(("b", "ʌ", "z"), model.features) == ("b", "ʌ", "z", "d")
+    # A token that no features file names stays unknown, as before.
+    assert pair.map_unknown(("b", "ʌ", "q")) == ("b", "ʌ", UNK)

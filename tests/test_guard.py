@@ -74,6 +74,46 @@ def test_over_the_memory_limit_learn_stops_with_one_line_and_keeps_the_previous_
     assert (out / "keep").read_text() == "previous"
 
 
+SWALLOWED = textwrap.dedent(
+    """
+    import os, sys, time
+    from fstsynth import guard
+    page = os.sysconf("SC_PAGE_SIZE")
+    with open("/proc/self/statm") as f:
+        base = int(f.read().split()[1]) * page
+    g = guard.start(base + (100 << 20))
+    ballast = b"x" * (110 << 20)  # over the limit, under 1.25 times it: no kill at once
+    swallowed = 0
+    while not swallowed:
+        try:
+            time.sleep(0.01)
+        except:  # noqa: E722 - as a library's bare except swallows the first stop
+            swallowed += 1
+    try:
+        while True:
+            time.sleep(0.01)  # the watchdog reminds the command, which stops now
+    except guard.MemoryLimitExceeded:
+        guard.acknowledge_stop()
+        time.sleep(float(sys.argv[1]))  # stopping slowly, as on a loaded machine, using no CPU
+        print("stopped; swallowed", swallowed, flush=True)
+        sys.exit(2)
+    """
+)
+
+
+def test_a_swallowed_stop_is_raised_again_and_a_slow_stop_on_a_busy_machine_is_not_killed():
+    """The race behind learn's occasional SIGKILL: lingpy swallows the exception in a
+    bare `except:` while it loads at import (just when learn's memory crosses a low
+    limit), and the command went on until the watchdog killed it. And the grace to stop
+    is CPU time: a wall-clock grace killed a clean stop on a loaded machine."""
+    slow_stop = guard.GRACE_SECONDS + 1
+    proc = subprocess.run(
+        [sys.executable, "-c", SWALLOWED, str(slow_stop)], cwd=ROOT, env=ENV, capture_output=True, text=True,
+        timeout=120,
+    )
+    assert (proc.returncode, proc.stdout) == (2, "stopped; swallowed 1\n"), proc.stderr
+
+
 CPP = textwrap.dedent(
     """
     import sys

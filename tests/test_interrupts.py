@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from fstsynth import fileio
-from fstsynth.model import load_model
+from fstsynth.model_file import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -202,7 +202,7 @@ def test_atomic_write_killed_mid_write_leaves_old_file(tmp_path):
 SWALLOWING_LEARNER = textwrap.dedent(
     """
     import os, signal, sys
-    import fstsynth.synthesis  # model.learn_model imports its learn when it runs
+    import fstsynth.synthesis  # learning.learn_model imports its learn when it runs
 
     real_learn = fstsynth.synthesis.learn
 

@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from fstsynth.cli import app
 from fstsynth.compiler import TimeLimitError, compile_program
 from fstsynth.dsl import BOUNDARY, CopyReplace, IsToken, Pass, Program, Rule, TierIs
-from fstsynth.model import MAX_ALPHABET, MAX_COLUMN_PAIRS, Error, learn_model
+from fstsynth.learning import MAX_ALPHABET, MAX_COLUMN_PAIRS, learn_model
+from fstsynth.model import Error
 from fstsynth.problem import Problem
 from fstsynth.synthesis import Options
 

@@ -8,14 +8,15 @@ import sys
 import numpy as np
 import pytest
 
-from fstsynth.model import MODEL_FAR, MODEL_JSON, MODEL_TABLES, Error, load_model
+from fstsynth.model import Error
+from fstsynth.model_file import MODEL_FAR, MODEL_JSON, MODEL_TABLES, load_model, save_model
 
 
 @pytest.fixture(scope="module")
 def paradigm_model(tmp_path_factory, paradigm_default):
     problem, model = paradigm_default
     directory = tmp_path_factory.mktemp("m") / "model"
-    model.save(directory)
+    save_model(model, directory)
     return problem, model, directory
 
 
@@ -92,7 +93,7 @@ def _old_model(model, target, version: int) -> None:
 
     from fstsynth.far import write_far
 
-    model.save(target)
+    save_model(model, target)
     (target / MODEL_TABLES).unlink()
     fsts = {}
     for (s, t), pm in model.pairs.items():
@@ -143,7 +144,7 @@ def test_an_older_model_still_loads(paradigm_model, tmp_path, version):
 def test_an_older_model_saved_again_is_version_3(paradigm_model, tmp_path):
     problem, model, _ = paradigm_model
     _old_model(model, tmp_path / "old", 2)
-    load_model(tmp_path / "old").save(tmp_path / "new")
+    save_model(load_model(tmp_path / "old"), tmp_path / "new")
     doc = json.loads((tmp_path / "new" / MODEL_JSON).read_text(encoding="utf-8"))
     assert doc["version"] == 3
     again = load_model(tmp_path / "new")
@@ -156,9 +157,9 @@ def test_an_older_model_saved_again_is_version_3(paradigm_model, tmp_path):
 def test_saving_replaces_an_existing_model_only_when_complete(paradigm_model, tmp_path):
     _, model, _ = paradigm_model
     target = tmp_path / "model"
-    model.save(target)
+    save_model(model, target)
     before = (target / MODEL_JSON).read_bytes()
-    model.save(target)
+    save_model(model, target)
     assert (target / MODEL_JSON).read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
 
@@ -166,13 +167,13 @@ def test_saving_replaces_an_existing_model_only_when_complete(paradigm_model, tm
 def test_newer_version_and_damage_are_refused(paradigm_model, tmp_path):
     _, model, _ = paradigm_model
     target = tmp_path / "model"
-    model.save(target)
+    save_model(model, target)
     doc = json.loads((target / MODEL_JSON).read_text(encoding="utf-8"))
     doc["version"] = 99
     (target / MODEL_JSON).write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(Error, match="version 99 is newer"):
         load_model(target)
-    model.save(target)
+    save_model(model, target)
     far = target / MODEL_FAR
     far.write_bytes(far.read_bytes()[:100])
     loaded = load_model(target)  # the archive is read only for the transducers

@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import DATA
-from exporters.spe import rule_to_spe
+from fstsynth.spe import rule_to_spe
 from fstsynth.cli import app
-from fstsynth.model import load_model
+from fstsynth.model_file import load_model, save_model
 from fstsynth.problem import load_problem
 from fstsynth.report import report_html
 
@@ -74,7 +74,7 @@ def test_report_of_a_model_without_training_words(plural, tmp_path):
 
     model = dataclasses.replace(load_model(plural), rows=())  # a Model is frozen
     bare = tmp_path / "bare"
-    model.save(bare)
+    save_model(model, bare)
     out = tmp_path / "r.html"
     assert runner.invoke(app, ["report", str(bare), "-o", str(out)]).exit_code == 0
     assert "The model keeps no training words" in out.read_text(encoding="utf-8")

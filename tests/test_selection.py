@@ -43,13 +43,14 @@ def test_auto_is_deterministic():
 
 def test_model_file_keeps_the_chosen_variant_and_held_out_share(tmp_path):
     from conftest import DATA
-    from fstsynth.model import learn_model, load_model
+    from fstsynth.learning import learn_model
+    from fstsynth.model_file import load_model, save_model
     from fstsynth.problem import load_problem
 
     problem = load_problem(DATA / "paradigm.json")
     pairs = problem.column_pairs()[:1]
     model = learn_model(problem, Options(tiers=False), pairs=pairs)
-    model.save(tmp_path / "m")
+    save_model(model, tmp_path / "m")
     loaded = load_model(tmp_path / "m")
     assert loaded.options == model.options
     for key, pm in model.pairs.items():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from exporters.spe import rule_to_spe
+from fstsynth.spe import rule_to_spe
 from fstsynth.dsl import BOUNDARY, Insert, IsToken, Pass, Program, ReplaceBy, Rule, TierIs
 from fstsynth.interpreter import run
 

@@ -1,6 +1,8 @@
 """The apply tables (`fstsynth.tables`, built by `fstsynth.bimachine`) against the
-interpreter, on seeded random programs and words with unseen tokens: one word at a time
-from Python lists, and batches through numpy. Damaged arrays are refused."""
+interpreter, on seeded random programs and words with unseen tokens, and on the
+hand-written programs of every construct, through every walker (tests/backends.py):
+one word at a time from Python lists, batches through numpy and through the compiled
+walker, blocks of lines through both block walkers. Damaged arrays are refused."""
 
 from __future__ import annotations
 
@@ -15,7 +17,11 @@ from fstsynth.dsl import IsToken, Pass, Program, ReplaceBy, Rule, TierIs, CopyRe
 from fstsynth.interpreter import run
 from fstsynth.random_programs import ALPHABET, FEATURES, random_program, random_word
 from fstsynth.tables import LONG_WORD, SMALL_BATCH, UNK, Error, Tables
-from walkers import compiled_walker
+from backends import BACKENDS, run_many
+from programs import ALPHABET as EDGE_ALPHABET
+from programs import FEATURES as EDGE_FEATURES
+from programs import PROGRAMS
+from walkers import batch_walkers, compiled_walker
 
 
 def _mapped(tables: Tables, word):
@@ -30,11 +36,10 @@ def test_tables_agree_with_the_interpreter(seed):
     # Includes tokens the model never saw ("s", "n" are outside its alphabet), and the
     # empty word.
     words = [random_word(rng, ALPHABET, 0, 9) for _ in range(80)]
-    batch = tables.apply_many(words)
-    for word, got in zip(words, batch):
-        expected = run(program, _mapped(tables, word), FEATURES)
-        assert tables.apply(word) == expected, (str(program), word)
-        assert got == expected, (str(program), word)
+    expected = [run(program, _mapped(tables, word), FEATURES) for word in words]
+    assert [tables.apply(word) for word in words] == expected, str(program)
+    for walker in batch_walkers(tables):
+        assert tables.apply_many(words, walker) == expected, (walker, str(program))
 
 
 def test_batches_of_every_size_and_long_words_take_the_same_path_results():
@@ -49,6 +54,8 @@ def test_batches_of_every_size_and_long_words_take_the_same_path_results():
     mixed = words + [long_word] + words
     expected = one_by_one + [tables.apply(long_word)] + one_by_one
     assert tables.apply_many(mixed) == expected
+    for walker in batch_walkers(tables):
+        assert tables.apply_many(mixed, walker) == expected, walker
     assert tables.apply(long_word) == run(program, long_word, FEATURES)
 
 
@@ -58,7 +65,8 @@ def test_a_rule_reading_far_right_along_a_tier():
     tables = program_tables(program, ALPHABET, FEATURES)
     word = ("a",) + ("t",) * 50 + ("a",) + ("t",) * 30
     assert tables.apply(word) == ("a",) + ("t",) * 50 + ("e",) + ("t",) * 30
-    assert tables.apply_many([word] * SMALL_BATCH) == [tables.apply(word)] * SMALL_BATCH
+    for walker in batch_walkers(tables):
+        assert tables.apply_many([word] * SMALL_BATCH, walker) == [tables.apply(word)] * SMALL_BATCH
 
 
 #: A prefix written at the start position, and a copy of the token to the left.
@@ -76,7 +84,8 @@ def test_copies_and_prefixes_at_the_start_position():
     for word in [(), ("b", "a"), ("t", "a", "t", "i"), ("b", "t", "zz")]:
         expected = run(program, _mapped(tables, word), FEATURES)
         assert tables.apply(word) == expected
-        assert tables.apply_many([word] * SMALL_BATCH)[0] == expected
+        for walker in batch_walkers(tables):
+            assert tables.apply_many([word] * SMALL_BATCH, walker)[0] == expected, walker
 
 
 def test_saved_arrays_round_trip_and_damage_is_refused(tmp_path):
@@ -152,7 +161,9 @@ def test_passes_without_context_are_one_lookup_per_symbol_in_batches():
     tables = program_tables(program, ALPHABET, FEATURES)
     words = [random_word(random.Random(k), ALPHABET + ("zz",), 0, 9) for k in range(3 * SMALL_BATCH)]
     expected = [run(program, _mapped(tables, w), FEATURES) for w in words]
-    assert tables.apply_many(words) == expected == [tables.apply(w) for w in words]
+    assert [tables.apply(w) for w in words] == expected
+    for walker in batch_walkers(tables):
+        assert tables.apply_many(words, walker) == expected, walker
     assert any("u" in e for e in expected) and any("t" in e for e in expected)
 
 
@@ -163,8 +174,9 @@ def test_tables_travel_to_worker_processes_after_a_batch():
 
     tables = program_tables(random_program(random.Random(1), passes=2, tiers=True), ALPHABET, FEATURES)
     words = [random_word(random.Random(k), ALPHABET) for k in range(3 * SMALL_BATCH)]
-    expected = tables.apply_many(words)
-    assert pickle.loads(pickle.dumps(tables)).apply_many(words) == expected
+    for walker in batch_walkers(tables):
+        expected = tables.apply_many(words, walker)
+        assert pickle.loads(pickle.dumps(tables)).apply_many(words, walker) == expected
 
 
 def _walker(tables: Tables):
@@ -250,3 +262,69 @@ def test_the_compiled_walker_refuses_damaged_tables_as_the_python_walker_does():
                                                           "out_tag")}}]
     with pytest.raises(ValueError, match="damaged tables"):
         _walk.Walker([b"a", b"<unk>"], 1, b"\x01\x00", passes)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_the_edge_construct_programs_through_every_apply_path(name, backend):
+    """Every hand-written program (every construct: copies and inserts at the start,
+    deletions, tiers, passes testing earlier ones) on every word of up to three tokens
+    over its alphabet and an unseen token, in one batch, through `backend`: what the
+    interpreter gives."""
+    import itertools
+
+    program = PROGRAMS[name]
+    sample = (*EDGE_ALPHABET, "q")
+    words = [w for n in range(4) for w in itertools.product(sample, repeat=n)]
+    expected = run_many("interpreter", program, words, EDGE_FEATURES, EDGE_ALPHABET)
+    got = run_many(backend, program, words, EDGE_FEATURES, EDGE_ALPHABET)
+    wrong = [(w, g, e) for w, g, e in zip(words, got, expected) if g != e]
+    assert not wrong, f"{len(wrong)} words differ, the first: {wrong[0]}"
+
+
+def test_every_apply_path_is_a_backend():
+    """tests/backends.py lists every walker the library has: the `WALKERS` of
+    `Tables.outputs` and the `BLOCK_WALKERS` of the byte front end, and no module of
+    the package defines a walk (a function `walk_*`, a method `apply_block`) or the C
+    walker a method that is not one of those."""
+    import ast
+    import re
+    from pathlib import Path
+
+    from fstsynth.stream import BLOCK_WALKERS
+    from fstsynth.tables import WALKERS
+
+    listed = {"interpreter", "transducer"} | {f"tables-{w}" for w in WALKERS} | {f"bytes-{w}" for w in BLOCK_WALKERS}
+    assert listed <= set(BACKENDS), listed - set(BACKENDS)
+    package = Path(__file__).resolve().parent.parent / "fstsynth"
+    found = set()
+    for path in sorted(package.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and (node.name.startswith("walk") or node.name == "apply_block"):
+                found.add(f"{path.stem}.{node.name}")
+    found |= {f"_walk.{m}" for m in re.findall(r'\{"(\w+)", \(PyCFunction\)', (package / "_walk.c").read_text())}
+    # Each walk and the path of BACKENDS it is.
+    known = {
+        "word_walker.walk_word": "tables-word",
+        "batch_walker.walk_batch": "tables-numpy",
+        "tables.walk_ids": "tables-numpy",  # (numpy's, on arrays: what the numpy block walker calls)
+        "block_walker.apply_block": "bytes-numpy",
+        "stream.apply_block": "bytes-compiled",  # (the block walker protocol)
+        "_walk.walk_words": "tables-compiled",
+        "_walk.apply_block": "bytes-compiled",
+    }
+    assert found == set(known), f"walks not in tests/backends.py: {sorted(found - set(known))}"
+    assert set(known.values()) <= set(BACKENDS)
+
+
+def test_the_compiled_batch_walk_refuses_bad_input():
+    from array import array
+
+    tables = program_tables(START_AND_COPY, ALPHABET, FEATURES)
+    walker = _walker(tables)
+    ids = array("i", [0, 1])
+    assert walker.walk_words(ids, array("q", [0, 2]))[1] == array("q", [0, len(tables.apply(
+        tuple(tables.tokens[i] for i in ids)))]).tobytes()
+    for bad_ids, bounds in [(array("i", [0, 99]), [0, 2]), (ids, [0, 3]), (ids, [0, 2, 1]), (ids, [1, 2])]:
+        with pytest.raises(ValueError, match="walk_words"):
+            walker.walk_words(bad_ids, array("q", bounds))

@@ -28,3 +28,13 @@ def compiled_walker(tables: Tables, seen: Sequence[bool]) -> Any:
     if os.environ.get("FSTSYNTH_REQUIRE_TOOLS") == "1":
         pytest.fail(f"FSTSYNTH_REQUIRE_TOOLS=1 but {message}")
     pytest.skip(message)
+
+
+def batch_walkers(tables: Tables) -> list[str]:
+    """The batch walkers `tables.outputs` can run here: numpy's, and the compiled one
+    where it is built (where it is not: a failure in CI, as `compiled_walker`)."""
+    if tables.compiled([True] * len(tables.tokens)) is not None:
+        return ["numpy", "compiled"]
+    if os.environ.get("FSTSYNTH_REQUIRE_TOOLS") == "1":
+        pytest.fail("FSTSYNTH_REQUIRE_TOOLS=1 but the compiled walker fstsynth._walk is not built")
+    return ["numpy"]

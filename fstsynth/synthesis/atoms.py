@@ -21,12 +21,12 @@ from fstsynth.dsl import BOUNDARY, Is, IsToken, Not, Predicate, TierIs, Transfor
 from fstsynth.synthesis.bitsets import column_bits
 from fstsynth.synthesis.examples import TaggedExample
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
-from fstsynth.synthesis.ranking import TIER_INDICES, TIERS, predicate_cost
+from fstsynth.synthesis.ranking import INCLUSIVE_TIER_INDICES, TIER_INDICES, TIERS, predicate_cost
 from fstsynth.types import Features, Token
 
 # A slot is where one value decides a group of atoms: an offset (the (token, tag)
 # there), or a tier and an index (the tier token there).
-_Slot = tuple[str, int] | int
+_Slot = tuple[str, int, bool] | int
 
 
 def atom_table(
@@ -69,32 +69,41 @@ def atom_table(
         return len(groups) - 1
 
     tier_cache: dict[tuple[int, str], list[int]] = {}
-    tier_groups: dict[tuple[str, int, Token | None], int] = {}
+    tier_groups: dict[tuple[str, int, bool, Token | None], int] = {}
 
-    def tier_group(tier: str, index: int, tok: Token | None) -> int:
+    def tier_group(tier: str, index: int, inclusive: bool, tok: Token | None) -> int:
         """The group of atoms on the `index`-th `tier` token, `tok` (None: there is none)."""
-        key = (tier, index, tok)
+        key = (tier, index, inclusive, tok)
         group = tier_groups.get(key)
         if group is None:
             preds: list[Predicate] = []
             if tok is None:
-                preds.append(TierIs(tier, BOUNDARY, index))
+                preds.append(TierIs(tier, BOUNDARY, index, inclusive))
                 # No such tier token: every feature test there is false, so its
                 # negation holds (as the interpreter and transducer read it).
-                preds.extend(Not(TierIs(tier, f, index)) for f in feature_names if f != tier)
+                preds.extend(Not(TierIs(tier, f, index, inclusive)) for f in feature_names if f != tier)
             else:
-                preds.append(Not(TierIs(tier, BOUNDARY, index)))
+                preds.append(Not(TierIs(tier, BOUNDARY, index, inclusive)))
                 feats = features.get(tok, {})
                 for f in feature_names:
                     if f == tier:
                         continue
-                    pred = TierIs(tier, f, index)
+                    pred = TierIs(tier, f, index, inclusive)
                     preds.append(pred if feats.get(f, False) else Not(pred))
-            group = tier_groups[key] = new_group((tier, index), preds)
+            group = tier_groups[key] = new_group((tier, index, inclusive), preds)
         return group
 
+    tier_places = [(index, False) for index in TIER_INDICES]
+    if options.feature_rules:
+        tier_places += [(index, True) for index in INCLUSIVE_TIER_INDICES]
     tier_slots = [
-        (tier, [(index, slot_rows.setdefault((tier, index), [])) for index in TIER_INDICES])
+        (
+            tier,
+            [
+                (index, inclusive, slot_rows.setdefault((tier, index, inclusive), []))
+                for index, inclusive in tier_places
+            ],
+        )
         for tier in tiers
     ]
     for k, ex in enumerate(examples):
@@ -106,12 +115,17 @@ def atom_table(
             if on is None:
                 on = [i for i, (tok, _) in enumerate(ex.word) if features.get(tok, {}).get(tier, False)]
                 tier_cache[cache_key] = on
-            right = [i for i in on if i > ex.position]
-            left = [i for i in reversed(on) if i < ex.position]
-            for index, rows in slots:
-                seq = right if index > 0 else left
+            # The tier tokens either side; inclusive: the position itself too.
+            sides = {
+                (True, False): [i for i in on if i > ex.position],
+                (False, False): [i for i in reversed(on) if i < ex.position],
+                (True, True): [i for i in on if i >= ex.position],
+                (False, True): [i for i in reversed(on) if i <= ex.position],
+            }
+            for index, inclusive, rows in slots:
+                seq = sides[(index > 0, inclusive)]
                 tok = ex.word[seq[abs(index) - 1]][0] if abs(index) <= len(seq) else None
-                rows.append(tier_group(tier, index, tok))
+                rows.append(tier_group(tier, index, inclusive, tok))
 
     groups: dict[tuple[int, Token | None, int], int] = {}
     offset_slots = [(offset, slot_rows.setdefault(offset, [])) for offset in range(-w, w + 1)]

@@ -34,8 +34,10 @@ from fstsynth.interpreter import START
 from fstsynth.synthesis.atoms import AtomIndex, atom_index
 from fstsynth.synthesis.bitsets import LongSet, bit_indices, bits, column_bits
 from fstsynth.synthesis.examples import TaggedExample, consistent_transformations
+from fstsynth.synthesis.feature_changes import feature_transformations
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
 from fstsynth.synthesis.ranking import (
+    TIERS,
     UNANCHORED_INSERT_COST,
     grows,
     predicate_cost,
@@ -130,8 +132,11 @@ class _Transformations:
     need: int
 
 
-def _transformations(examples: Sequence[TaggedExample], window: int, deadline: Deadline) -> _Transformations:
+def _transformations(
+    examples: Sequence[TaggedExample], features: Features, options: Options, deadline: Deadline
+) -> _Transformations:
     n = len(examples)
+    window = options.window
     everything = (1 << n) - 1
     correct_at: dict[Transformation, list[int]] = {}
     need_idx = []
@@ -164,6 +169,13 @@ def _transformations(examples: Sequence[TaggedExample], window: int, deadline: D
             correct |= empty_starts & applies
         right[tr] = correct
         applies_at[tr] = applies
+    if options.feature_rules and options.variant == "feature":
+        tiers = TIERS if options.tiers else ()
+        changes = feature_transformations(examples, need_idx, features, window, tiers, deadline)
+        for tr, (correct, applies) in changes.items():
+            right[tr] = correct
+            applies_at[tr] = applies
+        order = sorted(right, key=str)
     return _Transformations(order, right, applies_at, bits(need_idx))
 
 
@@ -352,7 +364,7 @@ def candidates(
     n = len(examples)
     if index is None:
         index = atom_index(examples, features, options, deadline)
-    found = _transformations(examples, options.window, deadline)
+    found = _transformations(examples, features, options, deadline)
     atoms = _Atoms.of(index, options.variant)
     pools: list[_Pool] = []
     for tr in found.order:

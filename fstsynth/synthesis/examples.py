@@ -23,10 +23,11 @@ from fstsynth.dsl import (
     Insert,
     ReplaceAnyBy,
     ReplaceBy,
+    TaggedToken,
     Transformation,
 )
 from fstsynth.interpreter import START
-from fstsynth.types import Features, TaggedToken, Token, Word
+from fstsynth.types import Features, Token, Word
 
 
 @dataclass(frozen=True)

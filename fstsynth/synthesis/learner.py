@@ -22,13 +22,12 @@ import logging
 import math
 import time
 from concurrent.futures import Executor
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Iterator, Mapping, Sequence, Sized
+from typing import Iterable, Mapping, Sequence, Sized
 
 from fstsynth.alignment import examples_from_alignment, learn_affinity, learn_leads
 from fstsynth.chunks import chunk_alignments
-from fstsynth.dsl import Pass, Program
+from fstsynth.dsl import Pass, Program, TaggedToken
 from fstsynth.features import without_derived
 from fstsynth.interpreter import run_many, run_pass_many
 from fstsynth.progress import report
@@ -42,7 +41,7 @@ from fstsynth.synthesis.first_passes import (
 from fstsynth.synthesis.options import AUTO, CHECK_EVERY, Deadline, Options
 from fstsynth.synthesis.ranking import rule_cost
 from fstsynth.synthesis.selection import synthesize_pass
-from fstsynth.types import Features, TaggedToken, Word
+from fstsynth.types import Features, Word
 
 Pairs = Sequence[tuple[Word, Word]]
 
@@ -113,7 +112,9 @@ def learn(
     if jobs > 1 and k >= 2:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        # The workers are processes of their own: their collector can be off (see
+        # `fstsynth.learning.collector_paused`); the caller's process keeps its own.
+        with ProcessPoolExecutor(max_workers=jobs, initializer=gc.disable) as pool:
             return _learn_auto(pairs, features, options, k, pool, limit)
     return _learn_auto(pairs, features, options, k, None, limit)
 
@@ -410,34 +411,10 @@ def _run_pass(
 _ALIGN_REPORT = 200
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the block (back on after it, if it was
-    on). Learning makes millions of small objects (candidates, bitsets, tuples) and no
-    reference cycles worth collecting, and each collection of the older generations
-    walks all the live ones: a fifth of the learning time (1,000 spelling -> IPA pairs:
-    13.8 s -> 11.6 s CPU, the same peak memory). Reference counting still frees what
-    is dropped."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
-
-
 def learn_variant(
     pairs: Pairs, features: Features, options: Options, deadline: Deadline | None = None
 ) -> LearnResult:
     """The program one variant (`options.variant`, not `auto`) learns from `pairs`."""
-    with _gc_paused():
-        return _learn_variant(pairs, features, options, deadline)
-
-
-def _learn_variant(
-    pairs: Pairs, features: Features, options: Options, deadline: Deadline | None = None
-) -> LearnResult:
     if deadline is None:
         deadline = Deadline.after(options.time_limit)
     seconds = {"alignment": 0.0, "synthesis": 0.0}

@@ -46,6 +46,11 @@ class Options:
     plain_letters: bool = False
     # Predicates on tiers (`TierIs`: the nearest vowels left and right) as candidates.
     tiers: bool = True
+    # Rules in features: the `feature` variant also tries transformations of features
+    # (`SetFeatures`, `Agree`: `synthesis.feature_changes`), which generalize to tokens
+    # the training rows never showed, and every variant tries inclusive tier tests
+    # ("the word's last vowel"). Off until every backend compiles them.
+    feature_rules: bool = False
     # Folds of the cross-validation by which `auto` picks a variant per column pair.
     folds: int = 3
     # The cross-validation reads at most this many rows, evenly spaced (the program is

@@ -3,7 +3,7 @@
 Public API:
     predicate_cost(pred, variant), transformation_cost(tr), rule_cost(rule, variant)
     grows(tr), anchored(rule)
-    TIER_COST, TIERS, TIER_INDICES, UNANCHORED_INSERT_COST
+    TIER_COST, TIERS, TIER_INDICES, INCLUSIVE_TIER_INDICES, UNANCHORED_INSERT_COST
 
 A lower cost is preferred (the paper's ranking score is its negation). The variant
 sets what tokens and features cost: `token` prefers naming tokens, `feature` features,
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from fstsynth.dsl import (
     BOUNDARY,
+    Agree,
     Delete,
     Identity,
     Insert,
@@ -24,10 +25,12 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    SetFeatures,
     TierIs,
     Transformation,
     CopyInsert,
 )
+from fstsynth.rule_shape import shape_of
 
 _TOKEN_COST = {"nofeature": 0.3, "token": 0.2, "feature": 0.6}
 _FEATURE_COST = {"nofeature": float("inf"), "token": 0.6, "feature": 0.1}
@@ -36,6 +39,15 @@ TIER_COST = 1.3
 #: Tiers that tier predicates look along (when the features define them), and how far.
 TIERS = ("vowel",)
 TIER_INDICES = (1, -1, 2, -2)
+#: Inclusive tier tests tried (counting the position itself: "the word's last vowel",
+#: read at its last token where a suffix goes). To the right only the exclusive ones:
+#: a prefix goes at the start position, from where they read the first vowel already.
+INCLUSIVE_TIER_INDICES = (-1,)
+#: An inclusive tier test costs this much less than the same test without the position:
+#: where the two hold at the same examples (a consonant's, say), the inclusive one
+#: reads "the last vowel of the word" at the word's end, which holds of words ending
+#: in a vowel too.
+INCLUSIVE_DISCOUNT = 0.05
 
 # Insertions are mostly affixes: an insertion not anchored at a word edge is a priori
 # unlikely, so it pays this much more than one that tests the boundary.
@@ -47,7 +59,7 @@ def predicate_cost(pred: Predicate, variant: str) -> float:
         return predicate_cost(pred.predicate, variant) + 0.3
     if isinstance(pred, TierIs):
         # Farther-reaching than a neighbour test: a little dearer, so local rules win ties.
-        base = TIER_COST + 0.5 * (abs(pred.index) - 1)
+        base = TIER_COST + 0.5 * (abs(pred.index) - 1) - (INCLUSIVE_DISCOUNT if pred.inclusive else 0.0)
         return base + (0.1 if pred.feature is BOUNDARY else _FEATURE_COST[variant])
     base = 1.0 + 0.5 * abs(pred.offset)
     if isinstance(pred, IsToken):
@@ -68,12 +80,19 @@ def transformation_cost(tr: Transformation) -> float:
         return 1.3 + 0.2 * len(tr.target)
     if isinstance(tr, Insert):
         return 1.0 + 0.2 * len(tr.tokens)
+    if isinstance(tr, SetFeatures):
+        # Below `ReplaceBy` of one token: where both fit the same examples, the change
+        # of features is the one that also holds of tokens not seen.
+        return 1.2 + 0.1 * (len(tr.values) - 1)
+    if isinstance(tr, Agree):
+        reach = 0.3 * abs(tr.offset) + (0.3 if tr.tier is not None else 0.0)
+        return 1.0 + reach + 0.1 * (len(tr.features) - 1)
     return 1.0 + 0.3 * abs(tr.offset)  # CopyReplace, CopyInsert
 
 
 def anchored(rule: Rule) -> bool:
     """Does the rule test a word edge?"""
-    return any(isinstance(p, IsToken) and p.token is BOUNDARY for p in rule.predicates)
+    return any(not test.negated for test in shape_of(rule).boundary_tests)
 
 
 def grows(tr: Transformation) -> bool:

@@ -16,7 +16,7 @@ import bisect
 import heapq
 from typing import Sequence
 
-from fstsynth.dsl import Pass, Rule
+from fstsynth.dsl import Pass
 from fstsynth.synthesis.atoms import atom_index
 from fstsynth.synthesis.bitsets import bit_indices, bits, lowest_bit
 from fstsynth.synthesis.candidates import Candidate, Positives, candidates
@@ -48,7 +48,45 @@ def synthesize_pass(
     slots = slots_of(groups.values())
     exceptions = Exceptions(index, need, needed, len(examples), options, found, slots)
     undecided_at = {group.number: (1 << len(group.indices)) - 1 for group in groups.values()}
-    return Pass(tuple(_select(found, need, len(examples), exceptions, slots, undecided_at, deadline)))
+    chosen = _select(found, need, len(examples), exceptions, slots, undecided_at, deadline)
+    if options.feature_rules:
+        chosen = without_redundant(chosen, need, len(examples))
+    return Pass(tuple(cand.rule for cand in chosen))
+
+
+#: Passes of more rules than this are kept as selected (each rule tried costs a run of
+#: the whole decision list over the examples' bitsets).
+PRUNE_AT_MOST = 150
+
+
+def _right_by(chosen: Sequence[Candidate], keep_right: int, everything: int) -> int:
+    """The examples the decision list `chosen` answers right (where none fires, the
+    token is kept: right on `keep_right`)."""
+    undecided = everything
+    right = 0
+    for cand in chosen:
+        here = undecided & cand.fires
+        right |= here & cand.right_where
+        undecided &= ~here
+    return right | (undecided & keep_right)
+
+
+def without_redundant(chosen: list[Candidate], need: int, n: int) -> list[Candidate]:
+    """`chosen` without the rules it answers as many examples right without: the most
+    specific (dearest) tried first. The greedy choice can leave a rule whose examples
+    later, broader rules answer as well (English past: "-t after a voiceless non-coronal"
+    beside "-t at the end" last); fewer rules state the general pattern."""
+    if len(chosen) > PRUNE_AT_MOST:
+        return chosen
+    everything = (1 << n) - 1
+    keep_right = everything & ~need
+    right = _right_by(chosen, keep_right, everything)
+    kept = list(chosen)
+    for cand in sorted(chosen, key=lambda c: -c.cost):
+        trial = [c for c in kept if c is not cand]
+        if right & ~_right_by(trial, keep_right, everything) == 0:
+            kept = trial
+    return kept
 
 
 def _select(
@@ -59,9 +97,9 @@ def _select(
     slots: dict[int, list[tuple[int, int]]],
     undecided_at: dict[int, int],
     deadline: Deadline,
-) -> list[Rule]:
+) -> list[Candidate]:
     undecided = (1 << n) - 1
-    rules: list[Rule] = []
+    rules: list[Candidate] = []
     # Each round takes the candidate with the least (-gain, cost, text, index) among
     # those with gain > 0 and no wrong answer on undecided examples. Gains only shrink
     # as examples get decided, so a heap keyed by a past gain holds a lower bound of
@@ -161,9 +199,9 @@ def _select(
             break
         fires = best.fires
         for rule in excepted:
-            rules.append(rule.rule)
+            rules.append(rule)
             fires |= rule.fires
-        rules.append(best.rule)
+        rules.append(best)
         # The exceptions' examples are decided too (kept as they are): through
         # `decided`, like the rule's, so the waiting lists and `undecided_at` follow.
         decided = undecided & fires

@@ -39,62 +39,40 @@ from fstsynth.dsl import (
     Insert,
     Is,
     IsToken,
-    Not,
     Pass,
-    Predicate,
     Program,
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
-    TierIs,
     Transformation,
-    TransformationApplied,
 )
 from fstsynth.interpreter import trace
+from fstsynth.rule_shape import SlotTest, TierTest, shape_of
 
 EMPTY = "∅"
 
 
-def _offset_of(pred: Predicate) -> int:
-    while isinstance(pred, Not):
-        pred = pred.predicate
-    assert not isinstance(pred, TierIs), "a tier test has no offset: its place is on the tier"
-    return pred.offset
-
-
-def _tier_of(pred: Predicate) -> TierIs | None:
-    while isinstance(pred, Not):
-        pred = pred.predicate
-    return pred if isinstance(pred, TierIs) else None
-
-
-def _tier_item(pred: Predicate) -> tuple[str, bool]:
+def _tier_item(test: TierTest) -> tuple[str, bool]:
     """A tier test as a bundle item (and whether it holds where the tier has ended)."""
-    negated = False
-    while isinstance(pred, Not):
-        pred, negated = pred.predicate, not negated
-    assert isinstance(pred, TierIs)
-    if pred.feature is BOUNDARY:
-        return ("X", False) if negated else ("#", True)
-    return (f"-{pred.feature}", True) if negated else (f"+{pred.feature}", False)
+    if test.feature is BOUNDARY:
+        return ("X", False) if test.negated else ("#", True)
+    return (f"-{test.feature}", True) if test.negated else (f"+{test.feature}", False)
 
 
-def _tier_contexts(preds: list[Predicate], inserts: bool = False) -> str:
+def _tier_contexts(tests: Sequence[TierTest], inserts: bool = False) -> str:
     """`‖ tier: left _ right` for each tier the rule tests, in order of first test.
 
     On a tier `_` is the rule's focus, which is not counted. In an insertion that is
     the segment before `∅`, not the insertion site as in the main context, so there
     the tier says so: `vowel tier (_ = the segment before ∅): [+back] _` (the nearest
     vowel before that segment; were the segment a vowel, it does not count)."""
-    by_tier: dict[str, dict[int, list[Predicate]]] = {}
-    for pred in preds:
-        test = _tier_of(pred)
-        assert test is not None
-        by_tier.setdefault(test.tier, {}).setdefault(test.index, []).append(pred)
+    by_tier: dict[str, dict[int, list[TierTest]]] = {}
+    for test in tests:
+        by_tier.setdefault(test.tier, {}).setdefault(test.index, []).append(test)
     contexts = []
     for tier, slots in by_tier.items():
-        def bundle(index: int, slots: dict[int, list[Predicate]] = slots) -> str:
-            return _bundle_items([_tier_item(p) for p in slots[index]])[0] if index in slots else "X"
+        def bundle(index: int, slots: dict[int, list[TierTest]] = slots) -> str:
+            return _bundle_items([_tier_item(t) for t in slots[index]])[0] if index in slots else "X"
 
         left = [bundle(k) for k in range(min(min(slots), 0), 0)]
         right = [bundle(k) for k in range(1, max(max(slots), 0) + 1)]
@@ -103,30 +81,22 @@ def _tier_contexts(preds: list[Predicate], inserts: bool = False) -> str:
     return "   ‖ " + "; ".join(contexts)
 
 
-def _item(pred: Predicate) -> tuple[str, bool]:
-    """One predicate as a bundle item, and whether it admits the boundary."""
-    if isinstance(pred, IsToken):
-        return ("#", True) if pred.token is BOUNDARY else (pred.token, False)
-    if isinstance(pred, Is):
-        return f"+{pred.feature}", False
-    if isinstance(pred, TransformationApplied):
-        return "{" + str(pred.transformation) + "}", False
-    if isinstance(pred, Not):
-        inner = pred.predicate
-        if isinstance(inner, IsToken):
-            return ("X", False) if inner.token is BOUNDARY else (f"¬{inner.token}", True)
-        if isinstance(inner, Is):
-            return f"-{inner.feature}", True
-        if isinstance(inner, TransformationApplied):
-            return "¬{" + str(inner.transformation) + "}", True
-        if isinstance(inner, Not):
-            return _item(inner.predicate)
-    raise TypeError(f"not a predicate: {pred!r}")
+def _item(test: SlotTest) -> tuple[str, bool]:
+    """One cell test as a bundle item, and whether it admits the boundary."""
+    cell = test.test
+    if isinstance(cell, IsToken):
+        if cell.token is BOUNDARY:
+            return ("X", False) if test.negated else ("#", True)
+        return (f"¬{cell.token}", True) if test.negated else (cell.token, False)
+    if isinstance(cell, Is):
+        return (f"-{cell.feature}", True) if test.negated else (f"+{cell.feature}", False)
+    tag = "{" + str(cell.transformation) + "}"
+    return ("¬" + tag, True) if test.negated else (tag, False)
 
 
-def _bundle(preds: list[Predicate]) -> tuple[str, bool]:
-    """A slot's predicates as one SPE item; the flag says if it may be the boundary."""
-    return _bundle_items([_item(p) for p in preds])
+def _bundle(tests: Sequence[SlotTest]) -> tuple[str, bool]:
+    """A slot's tests as one SPE item; the flag says if it may be the boundary."""
+    return _bundle_items([_item(t) for t in tests])
 
 
 def _bundle_items(found: list[tuple[str, bool]]) -> tuple[str, bool]:
@@ -155,20 +125,17 @@ def _copy(offset: int) -> str:
 
 def rule_to_spe(rule: Rule) -> str:
     """`focus -> change / left _ right` for one rule (see the module docstring)."""
-    slots: dict[int, list[Predicate]] = {}
-    tiers = [p for p in rule.predicates if _tier_of(p) is not None]
-    for pred in rule.predicates:
-        if _tier_of(pred) is None:
-            slots.setdefault(_offset_of(pred), []).append(pred)
+    shape = shape_of(rule)
+    slots = {slot.offset: slot.tests for slot in shape.slots}
     tr: Transformation = rule.transformation
-    center = slots.pop(0, [])
-    if isinstance(tr, ReplaceBy):
-        center = [IsToken(tr.source, 0), *center]
+    center = slots.pop(0, ())
+    if shape.writes.source is not None:
+        center = (SlotTest(IsToken(shape.writes.source, 0), False), *center)
     if center:
         focus, focus_boundary = _bundle(center)
     else:
         focus, focus_boundary = "X", True
-    inserts = isinstance(tr, (Insert, CopyInsert))
+    inserts = shape.writes.inserts
     if focus_boundary and inserts and focus != "#":
         focus = "{#, " + focus.strip("{}").replace(", #", "") + "}" if focus != "X" else "{#, X}"
     lo = min(slots, default=0)
@@ -195,8 +162,8 @@ def rule_to_spe(rule: Rule) -> str:
     text = f"{lhs} -> {rhs}"
     if left or right:
         text += " / " + " ".join([*left, "_", *right])
-    if tiers:
-        text += _tier_contexts(tiers, inserts)
+    if shape.tiers:
+        text += _tier_contexts(shape.tiers, inserts)
     if isinstance(tr, Identity):
         text += "   (no change; blocks the rules below)"
     return text

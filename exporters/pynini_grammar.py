@@ -1,0 +1,244 @@
+"""Programs as a Pynini grammar: one `pynini.cdrewrite` per rule, a Python module.
+
+Public API:
+    GrammarPair(key, title, program)
+    grammar_source(pairs, tokens, features, title="") -> str
+    load_grammar(source, name="fstsynth_grammar") -> module   (executes a grammar's text)
+
+The module written (`fstsynth export --format pynini -o GRAMMAR.py`) imports only
+Pynini and the standard library. It lists the tokens (`TOKENS`, labels as in the
+model's symbols.txt), the natural classes the rules test (`CLASSES`), and per column
+pair a function returning its passes, one `p.rule(...)` per rule, each printed above it
+in SPE and in DSL notation. Below them comes the code that turns rules into
+transducers: each rule one cdrewrite, first-match-wins by marking (DESIGN.md section 5;
+`exporters/pynini_runtime.py`, copied in verbatim). Run as a script,
+`python GRAMMAR.py OUT.far` writes one transducer per column pair (`pair-S-T`), symbol
+tables attached; `rewrite(fst, tokens)` applies one to a word, reading a token it has
+never seen as `<unk>` and putting it back where it is kept or copied, as
+`fstsynth apply` does.
+
+The construction shares nothing with the bimachine but the rules' shapes
+(`fstsynth.rule_shape`): the tests use it as an independent oracle
+(`tests/backends.py`, backend "cdrewrite").
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from fstsynth.spe import rule_to_spe
+from fstsynth.dsl import (
+    BOUNDARY,
+    Agree,
+    CopyInsert,
+    CopyReplace,
+    Delete,
+    Identity,
+    Insert,
+    Is,
+    IsToken,
+    Program,
+    ReplaceAnyBy,
+    ReplaceBy,
+    Rule,
+    SetFeatures,
+    Transformation,
+    TransformationApplied,
+)
+from fstsynth.errors import UserError
+from fstsynth.rule_shape import SlotTest, TierTest, shape_of
+from fstsynth.types import Features, Token
+
+RUNTIME = Path(__file__).with_name("pynini_runtime.py")
+IMPORTS_START = "# ---- imports ----"
+RUNTIME_START = "# ---- runtime (everything below is copied into exported grammars) ----"
+
+
+class Error(UserError):
+    """A program the grammar cannot write."""
+
+
+@dataclass(frozen=True)
+class GrammarPair:
+    """One column pair's program, under its FAR key (`pair-S-T`)."""
+
+    key: str
+    title: str
+    program: Program
+
+
+def _transformation(tr: Transformation) -> str:
+    """A transformation in the grammar's notation."""
+    if isinstance(tr, ReplaceBy):
+        return f"ReplaceBy({tr.source!r}, {list(tr.target)!r})"
+    if isinstance(tr, ReplaceAnyBy):
+        return f"ReplaceAnyBy({list(tr.target)!r})"
+    if isinstance(tr, Insert):
+        return f"Insert({list(tr.tokens)!r})"
+    if isinstance(tr, (CopyReplace, CopyInsert)):
+        return f"{type(tr).__name__}({tr.offset})"
+    if isinstance(tr, (Delete, Identity)):
+        return f"{type(tr).__name__}()"
+    raise TypeError(f"not a transformation: {tr!r}")
+
+
+def _cell_test(test: SlotTest) -> str:
+    inner = test.test
+    if isinstance(inner, IsToken):
+        text = "END" if inner.token is BOUNDARY else f"token({inner.token!r})"
+    elif isinstance(inner, Is):
+        text = f"feature({inner.feature!r})"
+    elif isinstance(inner, TransformationApplied):
+        text = f"made_by({_transformation(inner.transformation)})"
+    else:
+        raise TypeError(f"not a cell test: {inner!r}")
+    return f"~{text}" if test.negated else text
+
+
+def _tier_test(test: TierTest) -> str:
+    feature = "END" if test.feature is BOUNDARY else repr(test.feature)
+    inclusive = ", inclusive=True" if test.test.inclusive else ""
+    text = f"tier({test.tier!r}, {feature}, {test.index}{inclusive})"
+    return f"~{text}" if test.negated else text
+
+
+def _rule_call(var: str, rule: Rule) -> str:
+    shape = shape_of(rule)
+    args = [_transformation(rule.transformation)]
+    if shape.slots:
+        at = ", ".join(f"{slot.offset}: [{', '.join(map(_cell_test, slot.tests))}]" for slot in shape.slots)
+        args.append(f"at={{{at}}}")
+    if shape.tiers:
+        args.append(f"tiers=[{', '.join(map(_tier_test, shape.tiers))}]")
+    return f"    {var}.rule({', '.join(args)})"
+
+
+def _features_read(programs: Sequence[Program]) -> list[str]:
+    """Every feature the rules test (at an offset or as a tier), sorted."""
+    found: set[str] = set()
+    for program in programs:
+        for pass_ in program.passes:
+            for rule in pass_.rules:
+                shape = shape_of(rule)
+                found |= {t.test.feature for t in shape.slot_tests if isinstance(t.test, Is)}
+                for tier in shape.tiers:
+                    found.add(tier.tier)
+                    if tier.feature is not BOUNDARY:
+                        found.add(tier.feature)
+    return sorted(found)
+
+
+def _check_supported(pair: GrammarPair) -> None:
+    for k, pass_ in enumerate(pair.program.passes, start=1):
+        for r, rule in enumerate(pass_.rules, start=1):
+            if isinstance(rule.transformation, (SetFeatures, Agree)):
+                raise Error(
+                    f"{pair.title}: pass {k}, rule {r} ({rule.transformation}): the Pynini export does not "
+                    f"write {type(rule.transformation).__name__} rules yet"
+                )
+
+
+def _pair_function(pair: GrammarPair, name: str) -> list[str]:
+    lines = [f"def {name}() -> \"list[Pass]\":", f"    {pair.title!r}"]
+    passes = pair.program.passes
+    if not passes:
+        lines.append("    return []  # no rule: every word is kept")
+        return lines
+    for k, pass_ in enumerate(passes, start=1):
+        var = f"pass{k}"
+        lines.append("")
+        lines.append(f"    # ---- pass {k}: at each position the first rule that applies wins; else the token is kept")
+        lines.append(f"    {var} = Pass()")
+        for r, rule in enumerate(pass_.rules, start=1):
+            lines.append(f"    # rule {r}: {rule_to_spe(rule)}")
+            lines.append(f"    #   {rule}")
+            lines.append(_rule_call(var, rule))
+    lines.append(f"    return [{', '.join(f'pass{k}' for k in range(1, len(passes) + 1))}]")
+    return lines
+
+
+def _in_docstring(text: str) -> str:
+    """`text` as it reads inside a triple-quoted docstring."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _runtime_part(start: str, end: str | None) -> str:
+    """The runtime's text from the line `start` (excluded) to the line `end`."""
+    text = RUNTIME.read_text(encoding="utf-8")
+    begin = text.index(start) + len(start) + 1
+    return text[begin : text.index(end) if end else len(text)]
+
+
+def grammar_source(
+    pairs: Sequence[GrammarPair], tokens: Sequence[Token], features: Features, title: str = ""
+) -> str:
+    """The grammar module of `pairs` over `tokens` (every token the transducers read or
+    write, `<unk>` included; sorted, they get the labels of the model's symbols.txt)."""
+    for pair in pairs:
+        _check_supported(pair)
+    tokens = sorted(set(tokens))
+    names = _features_read([p.program for p in pairs])
+    classes = {name: [t for t in tokens if features.get(t, {}).get(name, False)] for name in names}
+    head = [
+        "#!/usr/bin/env python3",
+        f'"""fstsynth rules as Pynini rewrite rules{": " + _in_docstring(title) if title else ""}.',
+        "",
+        "Written by `fstsynth export --format pynini`; needs only Pynini.",
+        "",
+        "    python THIS_FILE OUT.far           # one transducer per column pair: "
+        + ", ".join(p.key for p in pairs),
+        "    python THIS_FILE OUT.far --passes  # one per pass instead: KEY.pass1, KEY.pass2, ...",
+        "",
+        "In Python: `cascade(PAIRS[key](), TOKENS, CLASSES)` builds a pair's transducer and",
+        "`rewrite(fst, ['p', 'ɪ', 'g'])` applies it to a word (a list of tokens). A token",
+        "not in TOKENS is read as '<unk>' (no features, no `token(...)` test matches it) and",
+        "put back where the rules keep or copy it; the transducers themselves have no arc",
+        "for it. Edit the rules below: each `p.rule(WRITES, at={OFFSET: [TESTS]},",
+        "tiers=[...])` is one pynini.cdrewrite; the code after the rules explains how.",
+        '"""',
+        "",
+        _runtime_part(IMPORTS_START, RUNTIME_START).rstrip("\n"),
+        "",
+        "# Every token the rules read or write; labels 1, 2, ... in this order (0 is <eps>).",
+        f"TOKENS = {tokens!r}",
+        "",
+        "# The natural classes the rules test: the tokens that have each feature.",
+        "CLASSES = {",
+        *(f"    {name!r}: {members!r}," for name, members in classes.items()),
+        "}",
+        "",
+    ]
+    body: list[str] = []
+    functions = {}
+    for pair in pairs:
+        name = pair.key.replace("-", "_").replace(".", "_")
+        functions[pair.key] = name
+        body += ["", *_pair_function(pair, name), ""]
+    body += ["", "PAIRS = {", *(f"    {key!r}: {name}," for key, name in functions.items()), "}", "", ""]
+    tail = [
+        "",
+        "",
+        "",
+        'if __name__ == "__main__":',
+        "    sys.exit(grammar_main(sys.argv[1:], PAIRS, TOKENS, CLASSES))",
+        "",
+    ]
+    runtime = [RUNTIME_START, _runtime_part(RUNTIME_START, None).rstrip("\n")]
+    return "\n".join(head + body + runtime + tail)
+
+
+def load_grammar(source: str, name: str = "fstsynth_grammar") -> types.ModuleType:
+    """Execute a grammar's text as a fresh module (for the tests and the oracle)."""
+    module = types.ModuleType(name)
+    module.__dict__["__file__"] = f"<{name}>"
+    # dataclasses look their module up in sys.modules while the class body runs.
+    sys.modules[name] = module
+    try:
+        exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+    finally:
+        del sys.modules[name]
+    return module

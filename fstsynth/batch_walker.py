@@ -1,0 +1,357 @@
+"""The numpy walker: a batch of words at once through the apply tables.
+
+Public API:
+    BatchPass.of(np, p, tokens) -> BatchPass, walk_batch(np, passes, sym, starts) -> (sym, starts)
+    concat_ranges(np, first, size) -> (indices, bounds)
+    LONG_WORD, DECISION_TABLE_MAX
+
+Each automaton steps through position j of every word of the batch in one array
+operation (the words sorted by length: `Layout`), and decisions and outputs are
+computed for all positions together. This is the batch path where the compiled walker
+(`fstsynth._walk`) is not built; the reference is `fstsynth.word_walker`, whose results
+this must give (tests/backends.py). Very long words are better walked one at a time
+(`LONG_WORD`): a batch costs an array operation per position of its longest word.
+
+Between passes flow *symbols*, `tag * tokens + token` (the tag: which transformation
+wrote the token, for a later pass that tests it).
+
+A new kind of template item is written in two places here: `_rows` (items that read
+only the position's own token, precomputed per decision and symbol) and `_general`
+(any item, expanded per position).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from fstsynth.table_format import CONSTANT, OFFSET, Error, NumpyPass, lowest_rules
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Words longer than this are walked one at a time (a batch steps through positions
+#: one array operation at a time, so one long word would cost an operation per token).
+LONG_WORD = 4096
+#: The decision table of a pass (left candidates x right states) is precomputed when
+#: it has at most this many entries; beyond, decisions are computed from the masks.
+DECISION_TABLE_MAX = 20_000_000
+
+
+def concat_ranges(np: Any, first: "np.ndarray", size: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
+    """The indices `first[k], first[k] + 1, ..., first[k] + size[k] - 1` for every k,
+    one range after the other (int32), and where each range starts among them
+    (`bounds`, one longer than `first`: range k is `bounds[k] : bounds[k + 1]`)."""
+    bounds = np.zeros(len(size) + 1, dtype=np.int32)
+    np.cumsum(size, dtype=np.int32, out=bounds[1:])  # (without dtype: via int64, slower)
+    # Index i of range k is first[k] + (i - bounds[k]): one repeat of the differences.
+    shift = np.repeat((first - bounds[:-1]).astype(np.int32), size)
+    shift += np.arange(int(bounds[-1]), dtype=np.int32)
+    return shift, bounds
+
+
+def _distinct_rows(np: Any, rows: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
+    """The distinct rows of a 2-d array: a row index for each (`first`), and each row's
+    number among them (`inverse`). (`np.unique` would do, but it imports numpy.ma, a
+    twentieth of a second of start-up.)"""
+    count = rows.shape[0]
+    order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(count)
+    ranked = rows[order]
+    new = np.ones(count, dtype=bool)
+    if count > 1:
+        new[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)
+    inverse = np.empty(count, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
+
+
+class Layout:
+    """A batch's positions in *column order*: the words sorted by length (longest
+    first), then position 0 of every word, position 1 of every word that long, ...
+    Row j (positions j) is `row[j] : row[j] + going[j]`, the words still going at j
+    being a prefix of the sorted words; `source[c]` is the flat position at place c
+    of column order. An automaton steps through a row in one array operation on
+    contiguous memory."""
+
+    __slots__ = ("order", "going", "row", "source")
+
+    def __init__(self, np: Any, starts: "np.ndarray") -> None:
+        n = len(starts) - 1
+        lens = np.diff(starts)
+        narrow = np.int16 if n and int(lens.max()) < 32767 else np.int32
+        self.order = np.argsort(-lens.astype(narrow), kind="stable")  # a radix sort for int16
+        slens = lens[self.order]
+        steps = int(slens[0]) if n else 0
+        going = np.searchsorted(-slens, -np.arange(steps), side="left")
+        row = np.zeros(steps + 1, dtype=np.int32)
+        np.cumsum(going, dtype=np.int32, out=row[1:])
+        self.going, self.row = going.tolist(), row.tolist()
+        sorted_starts = starts[:-1].take(self.order).astype(np.int32)
+        source = np.empty(int(row[-1]), dtype=np.int32)
+        for j, (k, a) in enumerate(zip(self.going, self.row)):
+            np.add(sorted_starts[:k], j, out=source[a : a + k])
+        self.source = source
+
+
+@dataclass(frozen=True, eq=False)
+class _Rows:
+    """What a pass whose templates read no token but the position's own, and whose
+    start templates read none, writes: row `decision * symbols + symbol` is
+    `items[first[row] : first[row] + size[row]]` (next-pass symbols); the start
+    position's, rows `start_base + decision` (`has_start`: some start template writes
+    something). `one`: where every row is one item, the items by row."""
+
+    items: "np.ndarray"
+    first: "np.ndarray"
+    size: "np.ndarray"
+    one: "np.ndarray | None"
+    start_base: int
+    has_start: bool
+
+
+@dataclass(frozen=True, eq=False)
+class BatchPass:
+    """A pass ready for batches: its numpy arrays (`p`), and what can be computed once.
+
+    - `right_t[cls * rights + state]`: the right automaton, class-major;
+    - `left_m[state * classes + cls]`: the left automaton, its states kept multiplied
+      by `classes` (one addition, one lookup a step);
+    - the decision at a position is the lowest rule in left_mask[left] & class_mask[cls]
+      & right_mask[right]; the left and class masks together take few distinct values,
+      so `candidate_r[left * classes + cls]` numbers them (times `rights`) and
+      `decide[candidate_r + right]` is the decision (both None where the table would
+      be too large: computed from the masks);
+    - `start_decide[right]`: the start position's decision;
+    - `lookup[symbol]`: for a pass that reads no context and writes one token per
+      token, the next-pass symbol each symbol becomes (else None);
+    - `rows`: see `_Rows` (None: templates are expanded per position)."""
+
+    p: NumpyPass
+    tokens: int
+    classes: int
+    rights: int
+    lefts: int
+    symbols: int
+    sym_class: "np.ndarray"
+    right_t: "np.ndarray"
+    left_m: "np.ndarray"
+    left_start_m: int
+    candidate_r: "np.ndarray | None"
+    decide: "np.ndarray | None"
+    start_decide: "np.ndarray"
+    sizes: "np.ndarray"
+    lookup: "np.ndarray | None"
+    rows: _Rows | None
+
+    @classmethod
+    def of(cls, np: Any, p: NumpyPass) -> "BatchPass":
+        words = p.class_mask.shape[1]
+        classes, rights, lefts = p.class_mask.shape[0], p.right_mask.shape[0], p.left_next.shape[0]
+        tags, tokens = p.symbol_class.shape
+        left = p.left_mask[:, None, :] & p.class_mask[None, :, :]  # [left, class, words]
+        masks = np.ascontiguousarray(left.reshape(-1, words))
+        first, inverse = _distinct_rows(np, masks)
+        candidate_r: Any = None
+        decide: Any = None
+        if len(first) * rights <= DECISION_TABLE_MAX:
+            candidate_r = (inverse.reshape(-1) * rights).astype(np.int32)
+            decide = lowest_rules(np, masks[first][:, None, :] & p.right_mask[None, :, :], p.rules)
+            decide = decide.reshape(-1).astype(np.int32)
+        start_masks = (p.left_mask[p.left_start] & p.start_mask)[None, :] & p.right_mask
+        start_decide = lowest_rules(np, start_masks, p.rules).astype(np.int32)
+        sizes = np.diff(p.template_start).astype(np.int32)
+        copies = bool(((p.template_kind == OFFSET) & (p.template_value != 0)).any())
+        starts, kinds = p.template_start.tolist(), p.template_kind.tolist()
+        decisions = p.rules + 1
+        reachable = sorted(set(start_decide.tolist()))  # the start decisions some right state takes
+        start_reads = any(
+            kinds[a] != CONSTANT for d in reachable for a in range(starts[decisions + d], starts[decisions + d + 1])
+        )
+        rows = None if copies or start_reads or decide is None else _rows(np, p, reachable)
+        lookup = None
+        if rows is not None and rows.one is not None and lefts == 1 and rights == 1:
+            symbols = np.arange(tags * tokens, dtype=np.int32)
+            candidate = candidate_r.take(p.left_start * classes + p.symbol_class.reshape(-1))
+            decision = decide.take(candidate + p.right_start)
+            lookup = rows.one.take(decision * (tags * tokens) + symbols)
+        return cls(
+            p, tokens, classes, rights, lefts, tags * tokens, p.symbol_class.reshape(-1).astype(np.int32),
+            np.ascontiguousarray(p.right_next.T).reshape(-1).astype(np.int32),
+            (p.left_next.reshape(-1) * classes).astype(np.int32), int(p.left_start) * classes,
+            candidate_r, decide, start_decide, sizes, lookup, rows,
+        )
+
+    def run(
+        self, np: Any, sym: "np.ndarray", starts: "np.ndarray", layout: Layout | None
+    ) -> tuple["np.ndarray", "np.ndarray", Layout | None]:
+        """The pass over a batch: symbols (int32, words one after the other) and word
+        boundaries (int32) in, the same out, and the layout if the words kept their lengths."""
+        n, count = len(starts) - 1, len(sym)
+        if n == 0:
+            return sym, starts, layout
+        if self.lookup is not None:  # no context: a lookup per symbol
+            return self.lookup.take(sym), starts, layout
+        if layout is None:
+            layout = Layout(np, starts)
+        going, row, source = layout.going, layout.row, layout.source
+        # Gathers are `take`s: numpy's fancy indexing with int32 indices converts them
+        # to int64 first (measured 2-3 times slower on a batch's arrays).
+        col = sym.take(source)
+        cls = self.sym_class.take(col)
+        rho: Any = None
+        rho_start = np.full(n, self.p.right_start, dtype=np.int32)
+        if self.rights > 1:
+            cls_r = cls * self.rights
+            right_t = self.right_t
+            rho = np.empty(count, dtype=np.int32)
+            state = rho_start
+            for j in range(len(going) - 1, -1, -1):
+                k, a = going[j], row[j]
+                now = state[:k]
+                rho[a : a + k] = now
+                state[:k] = right_t.take(cls_r[a : a + k] + now)
+        if self.lefts > 1:
+            left_m = self.left_m
+            key = np.empty(count, dtype=np.int32)
+            state = np.full(n, self.left_start_m, dtype=np.int32)
+            for j in range(len(going)):
+                k, a = going[j], row[j]
+                here = state[:k] + cls[a : a + k]
+                key[a : a + k] = here
+                state[:k] = left_m.take(here)
+        else:
+            key = cls + self.left_start_m
+        if self.candidate_r is not None and self.decide is not None:
+            chosen = self.candidate_r.take(key)
+            if rho is not None:
+                chosen += rho
+            decision = self.decide.take(chosen)
+        else:
+            p = self.p
+            right = rho if rho is not None else np.full(count, p.right_start, dtype=np.int32)
+            masks = p.left_mask[key // self.classes] & p.class_mask[cls] & p.right_mask[right]
+            decision = lowest_rules(np, masks, p.rules).astype(np.int32)
+        start_decision = np.empty(n, dtype=np.int32)
+        start_decision[layout.order] = self.start_decide.take(rho_start)
+        if self.rows is not None:
+            return self._rows_out(np, decision * self.symbols + col, start_decision, starts, layout)
+        flat = np.empty(count, dtype=np.int32)
+        flat[source] = decision
+        return (*self._general(np, sym, flat, start_decision, starts), None)
+
+    def _rows_out(
+        self, np: Any, row_id: "np.ndarray", start_decision: "np.ndarray", starts: "np.ndarray", layout: Layout
+    ) -> tuple["np.ndarray", "np.ndarray", Layout | None]:
+        """The output through `rows` (`row_id`: each position's row, in column order)."""
+        rows, source, count, n = self.rows, layout.source, len(row_id), len(starts) - 1
+        assert rows is not None
+        if rows.one is not None:  # one symbol per position: the words keep their lengths
+            out = np.empty(count, dtype=np.int32)
+            out[source] = rows.one.take(row_id)
+            return out, starts, layout
+        ids = np.empty(count, dtype=np.int32)
+        ids[source] = row_id
+        if rows.has_start:
+            # Every word's start position first, then its positions.
+            word = np.repeat(np.arange(n, dtype=np.int32), np.diff(starts))
+            word += np.arange(1, count + 1, dtype=np.int32)
+            firsts = starts[:-1] + np.arange(n, dtype=np.int32)
+            ids_v = np.empty(count + n, dtype=np.int32)
+            ids_v[word] = ids
+            ids_v[firsts] = rows.start_base + start_decision
+            ids, word_bounds = ids_v, np.append(firsts, count + n).astype(np.int32)
+        else:
+            word_bounds = starts
+        at, bounds = concat_ranges(np, rows.first.take(ids), rows.size.take(ids))
+        return rows.items.take(at), bounds.take(word_bounds), None
+
+    def _general(
+        self, np: Any, sym: "np.ndarray", decision: "np.ndarray", start_decision: "np.ndarray", starts: "np.ndarray"
+    ) -> tuple["np.ndarray", "np.ndarray"]:
+        """The output with every template expanded item by item (any item: constants,
+        and tokens at any offset, checked to be in the word). `decision`: per position,
+        in word order. The positions are "virtual": every word's start, then its tokens."""
+        p, tokens = self.p, self.tokens
+        n, count = len(starts) - 1, len(sym)
+        tok = sym % tokens
+        lens = np.diff(starts)
+        word = np.repeat(np.arange(n), lens)
+        vstarts = starts[:-1] + np.arange(n)
+        at_token = np.arange(count) + word + 1
+        vtemplate = np.empty(count + n, dtype=np.int64)
+        vdecision = np.empty(count + n, dtype=np.int64)
+        vbase = np.empty(count + n, dtype=np.int64)  # where offset 0 reads
+        vtemplate[vstarts] = p.rules + 1 + start_decision
+        vtemplate[at_token] = decision
+        vdecision[vstarts] = start_decision
+        vdecision[at_token] = decision
+        vbase[vstarts] = starts[:-1] - 1
+        vbase[at_token] = np.arange(count)
+        sizes = self.sizes[vtemplate]
+        total = int(sizes.sum())
+        item, bounds = concat_ranges(np, p.template_start[vtemplate], sizes)
+        source = np.repeat(np.arange(count + n), sizes)
+        kind, value = p.template_kind[item], p.template_value[item]
+        offset = kind == OFFSET
+        read = np.where(offset, vbase[source] + value, 0)
+        if offset.any():
+            owner = np.repeat(np.arange(n), lens + 1)[source]
+            if (offset & ((read < starts[:-1][owner]) | (read >= starts[1:][owner]))).any():
+                raise Error("damaged tables: a template reads outside the word")
+        new_tok = np.where(offset, tok[read] if count else 0, value)
+        new_sym = p.out_tag[vdecision[source]] * tokens + new_tok
+        new_starts = bounds.take(np.append(vstarts, count + n)) if total or n else np.zeros(n + 1, np.int32)
+        return new_sym.astype(np.int32), new_starts.astype(np.int32)
+
+
+def _rows(np: Any, p: NumpyPass, reachable: Sequence[int]) -> _Rows:
+    """`_Rows` of a pass whose templates read only the position's token (see there)."""
+    decisions = p.rules + 1
+    tags, tokens = p.symbol_class.shape
+    symbols = tags * tokens
+    starts = p.template_start.tolist()
+    kinds, values, out_tag = p.template_kind.tolist(), p.template_value.tolist(), p.out_tag.tolist()
+    # Rows (d, symbol): template d's items at a position holding `symbol`.
+    symbol = np.arange(symbols, dtype=np.int32)
+    token_of = symbol % tokens
+    columns = []  # per decision: [symbols, items]
+    for d in range(decisions):
+        written = [token_of if kinds[a] == OFFSET else np.full(symbols, values[a], np.int32)
+                   for a in range(starts[d], starts[d + 1])]
+        columns.append(np.stack(written, axis=1) + out_tag[d] * tokens if written else None)
+    sizes = np.array([starts[d + 1] - starts[d] for d in range(decisions)], dtype=np.int32)
+    size = np.repeat(sizes, symbols)
+    items = np.concatenate([c.reshape(-1) for c in columns if c is not None] or [np.zeros(0, np.int32)])
+    first = np.zeros(decisions * symbols, dtype=np.int32)
+    at = 0
+    for d, c in enumerate(columns):
+        if c is not None:
+            first[d * symbols : (d + 1) * symbols] = at + symbol * sizes[d]
+            at += c.size
+    start_items = {d: range(starts[decisions + d], starts[decisions + d + 1]) for d in reachable}
+    start_sizes = [len(start_items[d]) if d in start_items else 0 for d in range(decisions)]
+    has_start = any(start_sizes)
+    start_base = len(size)
+    if has_start:
+        written = [out_tag[d] * tokens + values[a] for d in reachable for a in start_items[d]]
+        start_first = np.cumsum([0] + start_sizes[:-1]) + len(items)
+        items = np.concatenate([items, np.array(written, dtype=np.int32)])
+        first = np.concatenate([first, start_first.astype(np.int32)])
+        size = np.concatenate([size, np.array(start_sizes, dtype=np.int32)])
+    single = bool((sizes == 1).all()) and not has_start
+    # One item per row: the item itself (a lookup instead of a range).
+    one = items[first[:start_base]] if single else None
+    return _Rows(items.astype(np.int32), first, size, one, start_base, has_start)
+
+
+def walk_batch(
+    np: Any, passes: Sequence[BatchPass], sym: "np.ndarray", starts: "np.ndarray"
+) -> tuple["np.ndarray", "np.ndarray"]:
+    """The outputs of a batch given as token indices (the words one after the other;
+    word k is `sym[starts[k] : starts[k + 1]]`), in the same form (int32, int64)."""
+    sym = sym.astype(np.int32, copy=False)
+    starts = starts.astype(np.int32, copy=False)
+    layout: Layout | None = None
+    for b in passes:
+        sym, starts, layout = b.run(np, sym, starts, layout)
+    return sym, starts.astype(np.int64)

@@ -1,0 +1,246 @@
+"""The apply tables' format: a compiled program's passes as flat integer arrays, and
+their validation.
+
+Public API:
+    UNK, CONSTANT, OFFSET, Error, PassTables, NumpyPass, CheckedPass
+    lowest_rule(mask, rules), lowest_rules(np, masks, rules)
+    pass_arrays(passes, prefix) -> dict[str, Array], passes_from_arrays(arrays, count, prefix)
+    compiled_fields(passes) -> list[dict]
+
+Each pass is a bimachine (`fstsynth.bimachine`): a right automaton read right to left,
+a left automaton read left to right, and rule masks whose lowest common rule is the
+decision at each position (`lowest_rule`); the decision's template writes the pass's
+output. The walkers (`fstsynth.word_walker`, the reference; `fstsynth.batch_walker`,
+numpy; `fstsynth._walk`, C) read these arrays; `fstsynth.tables.Tables` picks one.
+
+A model's tables come from a file someone may have doctored or cut: `CheckedPass`
+checks every array for shape and range before anything walks it (an error, not a crash
+or a read out of bounds), and the C walker checks the same on its side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from fstsynth.arrays import Array
+from fstsynth.errors import UserError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+UNK = "<unk>"
+
+#: Template item kinds (see `fstsynth.bimachine`): a constant token, or the token at an
+#: offset from the position.
+CONSTANT, OFFSET = 0, 1
+
+
+class Error(UserError):
+    """The tables are damaged (a model file doctored or cut), or give no output."""
+
+
+@dataclass(frozen=True, eq=False)
+class PassTables:
+    """One pass as arrays (`fstsynth.arrays.Array`: int32 unless said; masks uint64
+    words, rule r in bit r % 64 of word r // 64; see `fstsynth.bimachine.PassMachine`,
+    which documents every field)."""
+
+    rules: int
+    symbol_class: Array
+    left_next: Array
+    left_start: int
+    left_mask: Array
+    right_next: Array
+    right_start: int
+    right_mask: Array
+    class_mask: Array
+    start_mask: Array
+    template_start: Array
+    template_kind: Array
+    template_value: Array
+    out_tag: Array
+
+    @property
+    def tags(self) -> int:
+        return self.symbol_class.shape[0] if self.symbol_class.shape else 0
+
+    def numpy(self) -> "NumpyPass":
+        """The same arrays as numpy views."""
+        values: dict[str, Any] = {
+            f.name: value.numpy() if isinstance(value, Array) else value
+            for f in fields(self)
+            for value in [getattr(self, f.name)]
+        }
+        return NumpyPass(**values)
+
+
+@dataclass(frozen=True, eq=False)
+class NumpyPass:
+    """`PassTables` with numpy arrays (for the batch walker and the compiler)."""
+
+    rules: int
+    symbol_class: "np.ndarray"
+    left_next: "np.ndarray"
+    left_start: int
+    left_mask: "np.ndarray"
+    right_next: "np.ndarray"
+    right_start: int
+    right_mask: "np.ndarray"
+    class_mask: "np.ndarray"
+    start_mask: "np.ndarray"
+    template_start: "np.ndarray"
+    template_kind: "np.ndarray"
+    template_value: "np.ndarray"
+    out_tag: "np.ndarray"
+
+
+#: Element type of each array field (the others are int32).
+DTYPES = {"left_mask": "<u8", "right_mask": "<u8", "class_mask": "<u8", "start_mask": "<u8"}
+SCALARS = ("rules", "left_start", "right_start")
+
+
+def lowest_rule(mask: int, rules: int) -> int:
+    """The decision of a position whose masks' common rules are the bits of `mask` (a
+    Python int): the lowest one, or `rules` (no rule) if there is none. The numpy form
+    is `lowest_rules`, the C one `decide` in fstsynth/_walk.c."""
+    return (mask & -mask).bit_length() - 1 if mask else rules
+
+
+def lowest_rules(np: Any, masks: "np.ndarray", rules: int) -> "np.ndarray":
+    """`lowest_rule` of every row of uint64 words (any leading shape)."""
+    flat = masks.reshape(-1, masks.shape[-1])
+    out = np.full(flat.shape[0], rules, dtype=np.int64)
+    open_ = np.ones(flat.shape[0], dtype=bool)
+    one = np.uint64(1)
+    for w in range(flat.shape[1]):
+        word = flat[:, w]
+        hit = open_ & (word != 0)
+        if hit.any():
+            x = word[hit]
+            low = x & (~x + one)
+            out[hit] = 64 * w + np.log2(low.astype(np.float64)).astype(np.int64)
+            open_ &= ~hit
+    return out.reshape(masks.shape[:-1])
+
+
+def _to_int(row: Sequence[int]) -> int:
+    """A mask's uint64 words as one Python int."""
+    if len(row) == 1:
+        return row[0]
+    return sum(int(word) << (64 * w) for w, word in enumerate(row))
+
+
+class CheckedPass:
+    """A pass's tables as Python lists and ints, checked for shape and range (what the
+    reference walker reads: `fstsynth.word_walker.walk_word`). Masks are Python ints."""
+
+    left_next: list[list[int]]
+    right_next: list[list[int]]
+    left_mask: list[int]
+    right_mask: list[int]
+    left_start: int
+    right_start: int
+
+    def __init__(self, t: PassTables, tokens: int, next_tags: int) -> None:
+        self.rules = t.rules
+        words = (t.rules + 63) // 64 or 1
+
+        def need(ok: bool, what: str) -> None:
+            if not ok:
+                raise Error(f"damaged tables: {what}")
+
+        def rows(a: Array, width: int, what: str, bound: int | None = None) -> list[list[int]]:
+            """The rows of a 2-d array `width` wide (values below `bound`, if given)."""
+            need(len(a.shape) == 2 and a.shape[1] == width and a.shape[0] >= 1, what)
+            flat = a.flat()
+            if bound is not None:
+                need(min(flat) >= 0 and max(flat) < bound, what)
+            return [flat[k : k + width] for k in range(0, len(flat), width)]
+
+        classes = t.class_mask.shape[0] if len(t.class_mask.shape) == 2 else 0
+        need(classes >= 1, "class masks")
+        self.class_mask = [_to_int(row) for row in rows(t.class_mask, words, "class masks")]
+        self.symbol_class = rows(t.symbol_class, tokens, "symbol classes", classes)
+        for name in ("left", "right"):
+            nxt_array, mask_array = getattr(t, f"{name}_next"), getattr(t, f"{name}_mask")
+            states = nxt_array.shape[0] if nxt_array.shape else 0
+            nxt = rows(nxt_array, classes, f"{name} automaton", states)
+            masks = rows(mask_array, words, f"{name} masks")
+            start = getattr(t, f"{name}_start")
+            need(len(masks) == len(nxt) and 0 <= start < len(nxt), f"{name} states")
+            setattr(self, f"{name}_next", nxt)
+            setattr(self, f"{name}_mask", [_to_int(row) for row in masks])
+            setattr(self, f"{name}_start", start)
+        need(t.start_mask.shape == (words,), "start mask")
+        self.start_mask = _to_int(t.start_mask.tolist())
+        self.looks_right = len(self.right_next) > 1
+        count = 2 * (t.rules + 1)
+        starts = t.template_start.tolist()
+        need(t.template_start.shape == (count + 1,) and starts[0] == 0, "templates")
+        need(all(a <= b for a, b in zip(starts, starts[1:])), "templates")
+        kinds, values = t.template_kind.tolist(), t.template_value.tolist()
+        need(t.template_kind.shape == t.template_value.shape == (starts[-1],), "templates")
+        need(not kinds or (min(kinds) >= CONSTANT and max(kinds) <= OFFSET), "template kinds")
+        need(all(0 <= v < tokens for k, v in zip(kinds, values) if k == CONSTANT), "template tokens")
+        #: Template d (d <= rules: at a position; rules + 1 + d: at the start position).
+        self.templates = [tuple(zip(kinds[a:b], values[a:b])) for a, b in zip(starts, starts[1:])]
+        self.out_tag = t.out_tag.flat()
+        tags_ok = min(self.out_tag) >= 0 and max(self.out_tag) < next_tags
+        need(t.out_tag.shape == (t.rules + 1,) and tags_ok, "output tags")
+
+
+def pass_arrays(passes: Sequence[PassTables], prefix: str = "") -> dict[str, Array]:
+    """Every pass's arrays, named `{prefix}pass{k}.{field}` (k from 1); the numbers
+    (rules, start states) as 0-d int32 arrays."""
+    out = {}
+    for k, p in enumerate(passes, start=1):
+        for f in fields(PassTables):
+            value = getattr(p, f.name)
+            if not isinstance(value, Array):
+                value = Array("<i4", (), int(value).to_bytes(4, "little", signed=True))
+            out[f"{prefix}pass{k}.{f.name}"] = value
+    return out
+
+
+def passes_from_arrays(arrays: Mapping[str, Array], count: int, prefix: str = "") -> list[PassTables]:
+    """The passes saved by `pass_arrays` (`count` of them); Error if an array is
+    missing or of the wrong type or shape (ranges: `CheckedPass`)."""
+    passes = []
+    for k in range(1, count + 1):
+        values: dict[str, Any] = {}
+        for f in fields(PassTables):
+            key = f"{prefix}pass{k}.{f.name}"
+            if key not in arrays:
+                raise Error(f"damaged tables: no array {key!r}")
+            value = arrays[key]
+            dtype = DTYPES.get(f.name, "<i4")
+            if value.dtype != dtype:
+                raise Error(f"damaged tables: {key!r} is {value.dtype}, not {dtype}")
+            if f.name in SCALARS:
+                if value.shape != ():
+                    raise Error(f"damaged tables: {key!r} is not a number")
+                values[f.name] = value.tolist()
+            else:
+                values[f.name] = value
+        passes.append(PassTables(**values))
+    return passes
+
+
+def compiled_fields(passes: Sequence[PassTables]) -> list[dict[str, int | bytes]] | None:
+    """The passes as the C walker's constructor reads them (`fstsynth._walk.Walker`:
+    the little-endian bytes of every array, the numbers and sizes), or None if an array
+    is not of its type (the C walker reads int32 and uint64 as they are)."""
+    out: list[dict[str, int | bytes]] = []
+    for k, p in enumerate(passes):
+        arrays = {f.name: getattr(p, f.name) for f in fields(PassTables) if f.name not in SCALARS}
+        if any(a.dtype != DTYPES.get(name, "<i4") for name, a in arrays.items()):
+            return None
+        out.append({
+            **{name: a.data for name, a in arrays.items()},
+            "rules": p.rules, "left_start": p.left_start, "right_start": p.right_start,
+            "tags": p.tags, "classes": p.class_mask.shape[0], "lefts": p.left_next.shape[0],
+            "rights": p.right_next.shape[0],
+            "next_tags": passes[k + 1].tags if k + 1 < len(passes) else 1,
+        })
+    return out
