@@ -24,7 +24,7 @@ from fstsynth import model as records
 from fstsynth.errors import UserError
 from fstsynth.evaluation import evaluate_pairs
 from fstsynth.learning import learn_model
-from fstsynth.model_file import load_model, save_model
+from fstsynth.model_file import save_model
 from fstsynth.problem import load_features, nfc, read_pairs, with_features
 from fstsynth.synthesis import Options
 

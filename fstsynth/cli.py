@@ -199,8 +199,8 @@ def learn(
                 f"  {model.columns[s]} -> {model.columns[t]}: rules per pass [{per_pass}], "
                 f"training pairs reproduced {pm.train_correct}/{pm.train_total}"
                 + (
-                    f" (rules synthesized from a sample of {pm.sampled:,}: those of the first, and the pairs it "
-                    "got wrong)"
+                    f" (rules learned from a sample of {pm.sampled:,}: pairs evenly spaced, then pairs a program "
+                    "learned from those got wrong)"
                     if pm.sampled is not None
                     else ""
                 )

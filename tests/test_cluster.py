@@ -36,11 +36,12 @@ def _fstsynth(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def plural_model(tmp_path_factory) -> Path:
-    from fstsynth.model import learn_model
+    from fstsynth.learning import learn_model
+    from fstsynth.model_file import save_model
     from fstsynth.problem import load_problem
 
     directory = tmp_path_factory.mktemp("cluster") / "plural"
-    learn_model(load_problem(DATA / "plural.tsv")).save(directory)
+    save_model(learn_model(load_problem(DATA / "plural.tsv")), directory)
     return directory
 
 
