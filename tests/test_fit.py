@@ -53,3 +53,13 @@ def test_past_fit_rows_a_sample_and_the_rows_it_missed(pairs):
 def test_fit_rows_is_checked():
     with pytest.raises(Error, match="fit_rows"):
         Options(fit_rows=2)
+
+
+def test_the_model_says_its_program_was_learned_from_a_sample():
+    from fstsynth.learning import learn_model
+
+    problem = load_problem(DATA / "plural.tsv")
+    pm = learn_model(problem, replace(TOKEN, fit_rows=12)).pairs[(0, 1)]
+    assert pm.sampled is not None and pm.sampled <= 12
+    assert pm.train_total == 20
+    assert learn_model(problem, TOKEN).pairs[(0, 1)].sampled is None
