@@ -10,7 +10,7 @@ Pynini and the standard library. It lists the tokens (`TOKENS`, labels as in the
 model's symbols.txt), the natural classes the rules test (`CLASSES`), and per column
 pair a function returning its passes, one `p.rule(...)` per rule, each printed above it
 in SPE and in DSL notation. Below them comes the code that turns rules into
-transducers: each rule one cdrewrite, first-match-wins by marking (DESIGN.md section 5;
+transducers: each rule one cdrewrite, first-match-wins by marking (docs/design.md, section 5;
 `exporters/pynini_runtime.py`, copied in verbatim). Run as a script,
 `python GRAMMAR.py OUT.far` writes one transducer per column pair (`pair-S-T`), symbol
 tables attached; `rewrite(fst, tokens)` applies one to a word, reading a token it has

@@ -22,7 +22,7 @@ import pynini
 # `p.rule(Insert(["d"]), at={0: [feature("voice")], 1: [END]})` is "insert d after a
 # voiced token at the end of the word". Each rule becomes one `pynini.cdrewrite`, a pass
 # the first-match-wins combination of its rules, and the passes are composed in order
-# (DESIGN.md section 5):
+# (docs/design.md, section 5):
 #
 # 1. `prepare`: the word `a b` becomes `<s> <?> a <?> b <?>`: a start cell `<s>` (the
 #    position before the first token, where prefixes are inserted) and, after every cell,

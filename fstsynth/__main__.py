@@ -4,7 +4,7 @@ Public API:
     main()
 
 `main` installs the Ctrl-C handler that remembers (`fileio.watch_interrupts`), then
-runs a plain `apply` without typer (`fstsynth.lean_cli`), or imports the command line
+runs a plain `apply` without typer (`fstsynth.apply_command`), or imports the command line
 itself, so that a Ctrl-C during start-up (importing lingpy,
 numpy and pynini takes a second or two) ends as one anywhere else does: one line and
 exit code 130, not a traceback. Nothing has been written by then.
@@ -36,10 +36,10 @@ def main() -> None:
         from fstsynth import fileio  # the standard library only: quick to import
 
         fileio.watch_interrupts()
-        from fstsynth.lean_cli import lean_apply  # `apply` without typer: see there
+        from fstsynth.apply_command import plain_apply  # `apply` without typer: see there
 
         fileio.raise_if_interrupted()  # an interrupt that C code swallowed on the way
-        code = lean_apply(sys.argv[1:])  # a plain `apply`; None for anything else
+        code = plain_apply(sys.argv[1:])  # a plain `apply`; None for anything else
         if code is None:
             from fstsynth.cli import app
 

@@ -98,7 +98,7 @@ class NumpyBlockWalker:
         row's length and first byte."""
         if sep not in self._printing:
             np = self._np
-            items = [e + sep for e in self._encoded] + [e + b"\n" for e in self._encoded]
+            items = [e + s for s in (sep, b"\n") for e in self._encoded]
             length = np.array([len(e) for e in items], dtype=np.int32)
             first = np.zeros(len(items), dtype=np.int32)
             np.cumsum(length[:-1], out=first[1:])

@@ -13,12 +13,13 @@ The library is imported inside each command, so that a command loads only what i
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import typer
 from typer.core import TyperGroup
@@ -32,10 +33,10 @@ except ImportError:  # pragma: no cover - older typer uses click itself
 
 from fstsynth import guard
 from fstsynth.errors import UserError
-from fstsynth.lean_cli import guarded, run_apply
+from fstsynth.apply_command import APPLY_ARGUMENTS, APPLY_HELP, APPLY_OPTIONS, run_apply
+from fstsynth.command_errors import guarded
 
 if TYPE_CHECKING:
-    from fstsynth.evaluation import Evaluation
     from fstsynth.model import Model, PairModel
     from fstsynth.synthesis import Options
 
@@ -98,7 +99,7 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def _guard(func: Callable[[], int | None]) -> None:
-    """Run a command body in `lean_cli.guarded` (user and environment errors as one
+    """Run a command body in `command_errors.guarded` (user and environment errors as one
     line, exit code 2; a closed output pipe quietly; see there); its exit code, if not
     0, ends the command."""
     code = guarded(func, _state["debug"])
@@ -141,10 +142,6 @@ def _options(variant: str, time_limit: Optional[float], alignment: str) -> "Opti
     if time_limit is not None and not time_limit >= 0:
         raise UserError(f"--time-limit must be a number of seconds (0: no limit), not {time_limit}")
     return options(variant, time_limit or None, alignment)
-
-
-def _warn(message: str) -> None:
-    typer.echo(f"fstsynth: warning: {message}", err=True)
 
 
 QUIET_HELP = "Show no progress (on a terminal a progress bar, elsewhere a line per stage, on stderr)."
@@ -213,6 +210,41 @@ def learn(
     _guard(body)
 
 
+@app.command("compile")
+def compile_rules(
+    rules: Path = typer.Argument(
+        ..., help="The rules: the text `fstsynth show` prints, edited or written by hand (README: Compiling rules)."
+    ),
+    output: Path = typer.Option(..., "--output", "-o", help="Model directory to write."),
+    features: Optional[Path] = typer.Option(None, "--features", help=FEATURES_HELP),
+    data: Optional[Path] = typer.Option(
+        None, "--data",
+        help="A problem JSON file or a TSV: the model knows its tokens and keeps its rows (for report).",
+    ),
+    time_limit: Optional[float] = typer.Option(DEFAULT_TIME_LIMIT, "--time-limit", help=TIME_LIMIT_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
+) -> None:
+    """Compile RULES into a model directory, as `learn` compiles the rules it learns."""
+
+    def body() -> None:
+        from fstsynth.api import compile as compile_model
+        from fstsynth.console import showing_progress
+        from fstsynth.fileio import check_writable
+
+        _options(DEFAULT_VARIANT, time_limit, "global")  # a bad --time-limit fails before any work
+        check_writable(output)
+        with showing_progress(quiet):
+            model = compile_model(rules, features=features, data=data, time_limit=time_limit or None)
+            model.save(output)
+        for (s, t), pm in sorted(model.pairs.items()):
+            per_pass = ", ".join(str(len(p.rules)) for p in pm.program.passes) or "0"
+            reproduced = f"rows reproduced {pm.train_correct}/{pm.train_total}" if pm.train_total else "no rows"
+            typer.echo(f"  {model.columns[s]} -> {model.columns[t]}: rules per pass [{per_pass}], {reproduced}")
+        typer.echo(f"model written to {output}")
+
+    _guard(body)
+
+
 def _has_features(model: "Model") -> bool:
     """Whether the model has features beyond those fstsynth adds by itself (vowel/cons,
     and the ones derived from IPA)."""
@@ -245,51 +277,35 @@ LONG_PROGRAM_RULES = 6
 PAIRS_PER_RULE = 4
 
 
-def tokenize(text: str, alphabet: Iterable[str]) -> tuple[str, ...]:
-    """A word as typed: space-separated tokens, or else longest known tokens / graphemes."""
-    from fstsynth.problem import WordSplitter
-
-    return WordSplitter(alphabet)(text)
-
-
-@app.command()
-def apply(
-    model_dir: Path = typer.Argument(..., help="A model directory written by `learn`."),
-    words: Optional[List[str]] = typer.Argument(
-        None, help="Words as space-separated tokens (quote each); default: one per line on stdin."
-    ),
-    source: Optional[str] = typer.Option(None, "--source", "-s", help="Source column (name or index)."),
-    target: Optional[str] = typer.Option(None, "--target", "-t", help="Target column (name or index)."),
-    check: bool = typer.Option(
-        False, "--check", help="Also run the interpreter; exit 1 listing words where they differ."
-    ),
-    trace: bool = typer.Option(
-        False, "--trace", help="Show each word's form after every pass and the rules that fired."
-    ),
-    fmt: str = typer.Option(
-        "plain", "--format", "-f",
-        help="plain: one prediction per line; tsv: word<TAB>prediction (the word as given).",
-    ),
-    join: bool = typer.Option(False, "--join", help="Write predictions without spaces between tokens."),
-    output_dir: Optional[Path] = typer.Option(
-        None, "--output-dir", "-o",
-        help="Read the WORD arguments as files of words, one per line; write each one's predictions to a file "
-        "of the same name here (as apply prints them for the file on stdin).",
-    ),
-    scheduler: Optional[str] = typer.Option(
-        None, "--scheduler", help="With --output-dir: one task per file on the Dask cluster at this address "
-        "(pip install 'fstsynth[dask]'; the workers must see the files).",
-    ),
-) -> None:
-    """Predict the target form of each word with the compiled transducer."""
-    # The body is `lean_cli.run_apply`, which `python -m fstsynth` also runs without
-    # typer for a plain command line (`lean_cli.lean_apply`); options declared here
-    # must be listed in `lean_cli.APPLY_OPTIONS` too (a test checks they agree).
-    _guard(
-        lambda: run_apply(
-            model_dir, words, source, target, check, trace, fmt, join, output_dir=output_dir, scheduler=scheduler
+def _apply_command() -> Callable[..., None]:
+    """Typer's `apply`, made from `apply_command`'s option table (the one the plain
+    command line is read with): its parameters are the table's, its body `run_apply`."""
+    params = [
+        inspect.Parameter(
+            name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=kind,
+            default=typer.Argument(... if name == "model_dir" else None, help=help_),
         )
-    )
+        for name, kind, help_ in APPLY_ARGUMENTS
+    ]
+    params += [
+        inspect.Parameter(
+            o.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            annotation=o.type if o.flag or o.default is not None else Optional[o.type],
+            default=typer.Option(o.default, *o.decls, help=o.help, min=o.minimum),
+        )
+        for o in APPLY_OPTIONS
+    ]
+
+    def apply(**values: Any) -> None:
+        _guard(lambda: run_apply(**values))
+
+    apply.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    apply.__annotations__ = {p.name: p.annotation for p in params}
+    apply.__doc__ = APPLY_HELP
+    return apply
+
+
+app.command(name="apply")(_apply_command())
 
 
 @app.command()
@@ -309,6 +325,7 @@ def evaluate(
     def body() -> None:
         from fstsynth.evaluation import evaluate_pairs
         from fstsynth.fileio import atomic_write_text, check_writable
+        from fstsynth.formatting import format_evaluation
         from fstsynth.model_file import load_model
 
         if json_path is not None:
@@ -322,33 +339,6 @@ def evaluate(
             atomic_write_text(json_path, text)
 
     _guard(body)
-
-
-def format_evaluation(result: "Evaluation", shown: int, join: bool = False) -> str:
-    """The figures of an `evaluation.Evaluation` and its first `shown` errors, as text."""
-    def word(tokens: Sequence[str]) -> str:
-        return ("" if join else " ").join(tokens) or "∅"
-
-    lines = [
-        f"words   {result.words}",
-        f"correct {result.correct}",
-        f"Exact   {100 * result.exact:.2f}%",
-        f"WER     {100 * result.wer:.2f}%",
-        f"PER     {100 * result.per:.2f}%  ({result.edits} token edits / {result.target_tokens} target tokens)",
-    ]
-    mistakes = result.errors[:shown]
-    if mistakes:
-        more = f" (first {len(mistakes)} of {result.error_count})" if result.error_count > len(mistakes) else ""
-        lines.append(f"errors{more}:")
-        for m in mistakes:
-            lines.append(
-                f"  {word(m.source)}: predicted {word(m.prediction)}, expected {word(m.target)} "
-                f"({m.edits} edit{'s' if m.edits != 1 else ''})"
-            )
-            lines.extend(f"    {f}" for f in m.firings)
-            if not m.firings:
-                lines.append("    (no rule fired)")
-    return "\n".join(lines)
 
 
 SHOW_FORMATS = ("dsl", "spe")
@@ -366,32 +356,13 @@ def show(
     def body() -> None:
         if fmt not in SHOW_FORMATS:
             raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(SHOW_FORMATS)}")
+        from fstsynth.formatting import format_model
         from fstsynth.model_file import load_model
 
         model = load_model(model_dir)
         typer.echo(format_model(model, fmt))
 
     _guard(body)
-
-
-def format_model(model: "Model", fmt: str = "dsl") -> str:
-    from fstsynth.spe import rule_to_spe
-
-    lines = []
-    for (s, t), pm in sorted(model.pairs.items()):
-        lines.append(
-            f"{model.columns[s]} -> {model.columns[t]}  "
-            f"({pm.program.rule_count} rules, {pm.train_correct}/{pm.train_total} training pairs)"
-        )
-        if not pm.program.passes:
-            lines.append("  (no rules: every token is kept)")
-        for k, pass_ in enumerate(pm.program.passes, start=1):
-            lines.append(f"  pass {k}:")
-            for n, rule in enumerate(pass_.rules, start=1):
-                lines.append(f"    {n:>3}. {rule_to_spe(rule) if fmt == 'spe' else rule}")
-            lines.append("         else Identity(x)" if fmt == "dsl" else "         else: unchanged")
-        lines.append("")
-    return "\n".join(lines).rstrip()
 
 
 @app.command()

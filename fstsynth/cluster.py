@@ -47,14 +47,14 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 from fstsynth import api
 from fstsynth.errors import UserError
 from fstsynth.fileio import commit_file, stable_directory, temporary_file
-from fstsynth.model import Error, Model, PairModel
+from fstsynth.model import Error, Model
 from fstsynth.model_file import MODEL_JSON, FarStages, digest, load_model
 
 if TYPE_CHECKING:
     from distributed import Client
 
     from fstsynth.parallel import FileResult
-    from fstsynth.stream import Block
+    from fstsynth.stream import Applied, BlockApplier
     from fstsynth.synthesis import Options
 
 log = logging.getLogger(__name__)
@@ -90,15 +90,19 @@ class ShippedModel(api.Model):
         `bag.map_partitions(model.apply_partition).to_textfiles(..., last_endline=True)`.
         Comments are skipped and tab lines read as `apply` reads them; the warnings
         `apply` would print are logged (Python `logging`, on the worker)."""
-        applier = BlockApplier(self.pair(source, target), self.alphabet, fmt, join)
         data = "".join(line if line.endswith("\n") else line + "\n" for line in lines).encode("utf-8")
         if not data:
             return []
         from fstsynth.stream import Block
 
-        out = applier.apply(Block(data, 0, True), "<partition>").decode("utf-8").split("\n")
+        name = "<partition>"
+        applied = _block_applier(self, source, target, fmt, join, name).apply(Block(data, 0, True))
+        notes = FileNotes(name)
+        notes.add(applied)
+        for message in notes.warnings(self.alphabet):
+            log.warning("%s", message)
+        out = _printed(applied).decode("utf-8").split("\n")
         out.pop()  # after the last newline
-        applier.notes("<partition>").log()
         return out
 
 
@@ -163,63 +167,36 @@ class FileNotes:
     unseen: Counter = field(default_factory=Counter)
     tab_line: int | None = None
 
-    def warnings(self) -> list[str]:
-        from fstsynth.lean_cli import tab_warning
-
-        return [] if self.tab_line is None else [tab_warning(self.name, self.tab_line)]
-
-    def log(self) -> None:
-        from fstsynth.lean_cli import unseen_warning
-
-        for message in self.warnings() + ([unseen_warning(self.unseen)] if self.unseen else []):
-            log.warning("%s", message)
-
-
-class BlockApplier:
-    """`fstsynth apply`'s reading and printing of standard input, a block at a time,
-    for one column pair: `apply(block)` gives the bytes the command prints for it."""
-
-    def __init__(self, pm: PairModel, alphabet: Iterable[str], fmt: str, join: bool) -> None:
-        from fstsynth.lean_cli import APPLY_FORMATS, _splitter
-        from fstsynth.stream import byte_applier
-
-        if fmt not in APPLY_FORMATS:
-            raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(APPLY_FORMATS)}")
-        self.pm, self.alphabet, self.fmt = pm, set(alphabet), fmt
-        self.sep = "" if join else " "
-        self.fast = byte_applier(pm, self.alphabet, self.sep, "utf-8") if fmt == "plain" else None
-        self.split = _splitter(self.alphabet)
-        self.unseen: Counter = Counter()
-        self.tab_line: int | None = None
-
-    def _tab(self, line: int) -> None:
+    def add(self, applied: "Applied") -> None:
+        self.unseen.update(applied.unseen)
         if self.tab_line is None:
-            self.tab_line = line
+            self.tab_line = applied.tab_line
 
-    def apply(self, block: "Block", name: str) -> bytes:
-        from fstsynth.lean_cli import _stdin_words
-        from fstsynth.stream import predict_batches
+    def warnings(self, alphabet: Iterable[str]) -> list[str]:
+        from fstsynth.apply_command import tab_warning
+        from fstsynth.formatting import unseen_warning
 
-        if self.fast is not None:
-            done = self.fast.apply(block)
-            if done is not None:
-                self.unseen.update(done.unseen)
-                return done.data
-        out = []
-        try:
-            for batch in predict_batches(self.pm, _stdin_words([block], on_tab=self._tab), self.split):
-                self.unseen.update(batch.unseen(self.alphabet))
-                texts = batch.texts(self.sep)
-                if self.fmt == "tsv":
-                    texts = [f"{line}\t{text}" for line, text in zip(batch.lines, texts)]
-                out.append("\n".join(texts) + "\n")
-        except UserError as exc:  # the reader names standard input
-            message = str(exc)
-            raise type(exc)(name + message[len("<stdin>"):] if message.startswith("<stdin>") else message) from None
-        return "".join(out).encode("utf-8")
+        found = [] if self.tab_line is None else [tab_warning(self.name, self.tab_line)]
+        unseen = unseen_warning(self.unseen, alphabet)
+        return found + ([unseen] if unseen else [])
 
-    def notes(self, name: str) -> FileNotes:
-        return FileNotes(name, self.unseen, self.tab_line)
+
+def _block_applier(model: Model, source: int | str | None, target: int | str | None, fmt: str, join: bool,
+                   name: str) -> "BlockApplier":
+    """`fstsynth apply`'s reading of standard input, for the file `name`, its output
+    bytes UTF-8 (`stream.BlockApplier`)."""
+    from fstsynth.apply_command import APPLY_FORMATS, _splitter
+    from fstsynth.stream import BlockApplier
+
+    if fmt not in APPLY_FORMATS:
+        raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(APPLY_FORMATS)}")
+    alphabet = set(model.alphabet)
+    pm = model.pair(source, target)
+    return BlockApplier(pm, alphabet, "" if join else " ", fmt, "utf-8", _splitter(alphabet), name)
+
+
+def _printed(applied: "Applied") -> bytes:
+    return applied.data or applied.text.encode("utf-8")
 
 
 def apply_file(
@@ -235,14 +212,17 @@ def apply_file(
     the file `path`, read as standard input is; what it would warn of comes back."""
     from fstsynth.stream import blocks
 
-    applier = BlockApplier(model.pair(source, target), model.alphabet, fmt, join)
     name = str(path)
+    applier = _block_applier(model, source, target, fmt, join, name)
+    notes = FileNotes(name)
     with temporary_file(output) as tmp:
         with open(path, "rb") as words, open(tmp, "wb") as out:
             for block in blocks(words):
-                out.write(applier.apply(block, name))
+                applied = applier.apply(block)
+                notes.add(applied)
+                out.write(_printed(applied))
         commit_file(tmp, output)
-    return applier.notes(name)
+    return notes
 
 
 def output_paths(paths: Sequence[Path], output_dir: Path) -> list[Path]:
@@ -272,7 +252,9 @@ def apply_files(
     """`fstsynth apply MODEL FILE... --output-dir DIR [--scheduler ADDRESS]`: each
     FILE's predictions to DIR/<its name> (`apply_file`), here or, with `scheduler`, as
     one Dask task per file; then the warnings of all files, on standard error."""
-    from fstsynth.lean_cli import unseen_warning, warn
+    from fstsynth.apply_command import tab_warning
+    from fstsynth.command_errors import warn
+    from fstsynth.formatting import unseen_warning
 
     if not paths:
         raise UserError("apply --output-dir: give the files of words to read after the model directory")
@@ -291,20 +273,20 @@ def apply_files(
         model.pair(source, target)  # a bad column is reported before any file is read
         notes = [apply_file(model, path, out, *args) for path, out in zip(inputs, outputs)]
     else:
-        shipped = load(model_dir)
-        shipped.pair(source, target)
+        model = load(model_dir)
+        model.pair(source, target)
         with _client(scheduler) as client:
-            [remote] = client.scatter([shipped], broadcast=True)
+            [remote] = client.scatter([model], broadcast=True)
             futures = [
                 client.submit(apply_file, remote, path, out, *args, pure=False) for path, out in zip(inputs, outputs)
             ]
             notes = client.gather(futures)
     for note in notes:
-        for message in note.warnings():
-            warn(message)
-    unseen = sum((note.unseen for note in notes), Counter())
+        if note.tab_line is not None:
+            warn(tab_warning(note.name, note.tab_line))
+    unseen = unseen_warning(sum((note.unseen for note in notes), Counter()), model.alphabet)
     if unseen:
-        warn(unseen_warning(unseen))
+        warn(unseen)
 
 
 # ------------------------------------------------------------------ solve

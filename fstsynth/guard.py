@@ -227,7 +227,7 @@ class Guard:
     def _start(self) -> None:
         if not os.path.isdir("/proc/self") or threading.current_thread() is not threading.main_thread():
             return
-        import subprocess  # here: `fstsynth apply` may never start a watchdog (fstsynth.lean_cli)
+        import subprocess  # here: `fstsynth apply` may never start a watchdog (fstsynth.apply_command)
 
         read_fd, write_fd = os.pipe()
         os.set_blocking(write_fd, False)

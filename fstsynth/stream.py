@@ -6,8 +6,10 @@ Public API:
     blocks(stream, *, chunk=CHUNK_BYTES, on_read=None) -> Iterator[Block]; Block.lines(name) -> list[str]
     ByteApplier(model, alphabet, sep, walker, min_lines=0), ByteApplier.apply(block) -> Applied | None
     byte_applier(model, alphabet, sep, encoding, walker=None) -> ByteApplier | None
+    BlockApplier(model, alphabet, sep, fmt, encoding, split), BlockApplier.apply(block) -> Applied
+    source_lines(lines, first) -> (words, tab_line)
     BLOCK_WALKERS, MIN_BYTE_LINES
-    words_of(lines, split) -> list[Word]
+    words_of(lines, split) -> (list[Word], blank)
     predict_batches(pair_model, batches, split) -> Iterator[Predicted]
     Predicted, CHUNK_BYTES
 
@@ -126,7 +128,11 @@ class Predicted:
     """One batch: the lines as read, their words, and the model's predictions for them
     (`predictions`, tuples, and `texts(sep)`, strings: what is printed; made on first
     use). A line repeated in a batch is read and predicted once: text repeats its common
-    words again and again."""
+    words again and again.
+
+    A blank line (or one of white space only) prints a blank line, whatever the model
+    writes for the empty word.
+    """
 
     def __init__(self, model: "PairModel", lines: list[str], split: Callable[[str], Word]) -> None:
         self.lines = lines
@@ -134,7 +140,7 @@ class Predicted:
         self._picks: list[int] | None = None
         if len(unique) < len(lines):
             self._picks = list(map({line: k for k, line in enumerate(unique)}.__getitem__, lines))
-        self._words = words_of(unique, split)
+        self._words, self._blank = words_of(unique, split)
         self._model = model
 
     def _spread(self, values: list) -> list:
@@ -149,7 +155,11 @@ class Predicted:
         return self._spread(self._model.predict_many(self._words))
 
     def texts(self, sep: str = " ") -> list[str]:
-        return self._spread(self._model.predict_texts(self._words, sep))
+        """The predictions as printed: their tokens joined by `sep`; blank lines blank."""
+        texts = self._model.predict_texts(self._words, sep)
+        for k in self._blank:
+            texts[k] = ""
+        return self._spread(texts)
 
     def unseen(self, alphabet: Container[Token]) -> Counter:
         """Each token of the batch not in `alphabet`, with the number of lines it is in
@@ -162,21 +172,22 @@ class Predicted:
         return found
 
 
-def words_of(lines: list[str], split: Callable[[str], Word]) -> list[Sequence[Token]]:
+def words_of(lines: list[str], split: Callable[[str], Word]) -> tuple[list[Sequence[Token]], list[int]]:
     """The words of `lines`, NFC-normalized: a line with a space is its tokens
     separated by white space (a list); any other line (one unspaced word) is
-    `split(line)`."""
+    `split(line)`. And the blank lines (white space only), by index."""
     text = "\n".join(lines)
     if not unicodedata.is_normalized("NFC", text):
         lines = unicodedata.normalize("NFC", text).split("\n")
     words: list[Sequence[Token]] = list(map(str.split, lines))
+    fields = list(map(len, words))
     # A line of one field is an unspaced word; one of several fields with no space
     # between them (tabs, say) is too. Only such lines are looked at one by one.
-    if 1 in map(len, words) or any(c in text for c in OTHER_SPACE):
+    if 1 in fields or any(c in text for c in OTHER_SPACE):
         for k, (part, line) in enumerate(zip(words, lines)):
             if len(part) == 1 or (len(part) > 1 and " " not in line):
                 words[k] = split(line)
-    return words
+    return words, ([k for k, n in enumerate(fields) if n == 0] if 0 in fields else [])
 
 
 def predict_batches(
@@ -197,13 +208,15 @@ BLOCK_WALKERS = ("compiled", "numpy")
 
 
 class Applied:
-    """What `ByteApplier.apply` made of a block: the bytes to print, and the unseen
-    tokens with the number of lines they are in (as `Predicted.unseen`)."""
+    """What was made of a block: the bytes to print (`data`; or, from the line path,
+    `text`, printed through the output stream's own encoding; "" for nothing), the
+    unseen tokens with the number of lines they are in (as `Predicted.unseen`), and the
+    first line with a tab (`tab_line`, numbered from 1 in the stream; None for none)."""
 
-    __slots__ = ("data", "unseen")
+    __slots__ = ("data", "unseen", "text", "tab_line")
 
-    def __init__(self, data: bytes, unseen: Counter) -> None:
-        self.data, self.unseen = data, unseen
+    def __init__(self, data: bytes, unseen: Counter, text: str = "", tab_line: int | None = None) -> None:
+        self.data, self.unseen, self.text, self.tab_line = data, unseen, text, tab_line
 
 
 class BlockWalker(Protocol):
@@ -253,12 +266,16 @@ class ByteApplier:
             return None
         printed, fix = done
         unseen: Counter = Counter()
-        if fix:
+        blank = data.startswith(b"\n") or b"\n\n" in data
+        if fix or blank:
             lines, printed_lines = data.decode("utf-8").split("\n"), printed.split(b"\n")
             for k in fix:
                 word = lines[k].split()
                 unseen.update({tok for tok in word if tok not in self._alphabet})
                 printed_lines[k] = self._sep.join(self._model.predict(word)).encode("utf-8")
+            if blank:  # a blank line stays blank (the walkers print the empty word's output)
+                for k in [k for k, line in enumerate(lines[:-1]) if not line]:
+                    printed_lines[k] = b""
             printed = b"\n".join(printed_lines)
         return Applied(printed, unseen)
 
@@ -283,3 +300,54 @@ def byte_applier(
         return None
     numpy_walker = NumpyBlockWalker(tables, seen)
     return ByteApplier(model, alphabet, sep, numpy_walker, MIN_BYTE_LINES) if numpy_walker.usable else None
+
+
+def source_lines(lines: list[str], first: int) -> tuple[list[str], int | None]:
+    """The words of lines read from a stream (`first`: the number of the first line,
+    from 1): a line starting with `#` is a comment, as in a TSV (skipped); of a TSV line,
+    `source<TAB>target`, the source is the word. And the number of the first line with
+    a tab (None: none)."""
+    text = "\n".join(lines)
+    if "\t" not in text and "#" not in text:
+        return lines, None
+    words, tab_line = [], None
+    for n, line in enumerate(lines, start=first):
+        if line.lstrip().startswith("#"):
+            continue
+        if "\t" in line:
+            if tab_line is None:
+                tab_line = n
+            line = line.split("\t", 1)[0]
+        words.append(line)
+    return words, tab_line
+
+
+class BlockApplier:
+    """`fstsynth apply`'s work on one block of its input, without the trace and the
+    check: the bytes (or text) printed for the block's lines, in `fmt` ("plain": the
+    predictions; "tsv": word<TAB>prediction), tokens joined by `sep`; by the byte path
+    where it reads the block, else the line path. Blocks are independent: any process
+    holding the same model prints the same for a block (`apply --jobs`, and a cluster's
+    workers, map blocks with it)."""
+
+    def __init__(
+        self, model: "PairModel", alphabet: Container[Token], sep: str, fmt: str, encoding: str,
+        split: Callable[[str], Word], name: str = "<stdin>",
+    ) -> None:
+        self._model, self._alphabet, self._sep, self._fmt = model, alphabet, sep, fmt
+        self._split, self._name = split, name
+        self._fast = byte_applier(model, alphabet, sep, encoding) if fmt == "plain" else None
+
+    def apply(self, block: Block) -> Applied:
+        if self._fast is not None:
+            done = self._fast.apply(block)
+            if done is not None:
+                return done
+        words, tab_line = source_lines(block.lines(self._name), block.line + 1)
+        if not words:
+            return Applied(b"", Counter(), "", tab_line)
+        batch = Predicted(self._model, words, self._split)
+        texts = batch.texts(self._sep)
+        if self._fmt == "tsv":
+            texts = [f"{line}\t{text}" for line, text in zip(batch.lines, texts)]
+        return Applied(b"", batch.unseen(self._alphabet), "\n".join(texts) + "\n", tab_line)

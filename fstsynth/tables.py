@@ -190,7 +190,10 @@ class Tables:
             raise ValueError("the compiled walker is not built")
         bounds = array("q", [0])
         bounds.extend(accumulate(map(len, words)))
-        out_ids, out_bounds = walker.walk_words(array("i", self._ids(words)), bounds)
+        try:
+            out_ids, out_bounds = walker.walk_words(array("i", self._ids(words)), bounds)
+        except ValueError as exc:  # ("damaged tables: a template reads outside the word")
+            raise Error(str(exc)) from None
         ids, ends = array("i", out_ids), array("q", out_bounds)
         with_unk = []
         if self.unk in ids:

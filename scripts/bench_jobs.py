@@ -1,4 +1,5 @@
-"""Parallel solve: `fstsynth solve DEV --check --jobs N` wall time for each N, answers compared.
+"""Parallel solve and apply: `fstsynth solve DEV --check --jobs N`, or with --apply
+`fstsynth apply MODEL --jobs N < WORDS > FILE`, wall time for each N, outputs compared.
 
 Runs the command line (a fresh process each time) on the dev split for every N in
 --jobs, checks every answer file is byte-identical to the --jobs 1 run, and prints the
@@ -10,6 +11,14 @@ whether a speed change altered any answer).
 The machine is shared: the load average before and after each run is recorded.
 
     python scripts/bench_jobs.py --jobs 1 2 --baseline /tmp/base --json /tmp/bench_jobs.json
+
+With --apply WORDS: the model of bench_apply's scale row (spelling -> IPA, --scale
+pairs of --lang, learned here) applied to WORDS random words (bench_apply's: token
+frequencies and lengths of its source words), all-in (start-up, model, words, output
+written to a file), the least wall time of --repeat runs per N; every output compared
+byte for byte with --jobs 1's.
+
+    python scripts/bench_jobs.py --apply 2000000 --jobs 1 2
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchutil import DEV, ROOT, table, write_json  # noqa: E402
 
@@ -44,13 +54,68 @@ def answers(directory: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(directory.glob("*"))}
 
 
+def apply_jobs(args: argparse.Namespace) -> None:
+    """`fstsynth apply --jobs N` on args.apply random words (see the module docstring)."""
+    from bench_apply import random_words, scale_problem
+
+    from fstsynth.learning import learn_model
+    from fstsynth.model_file import save_model
+
+    lang, code = args.lang.split(":")
+    problem = scale_problem(args.scale, lang, code, args.seed)
+    rows, results = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        model_dir, words, out = Path(tmp) / "model", Path(tmp) / "words.txt", Path(tmp) / "out.txt"
+        save_model(learn_model(problem, pairs=[(0, 1)]), model_dir)
+        words.write_text("".join(" ".join(w) + "\n" for w in random_words(problem, 0, args.apply, args.seed)),
+                         encoding="utf-8")
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        reference: bytes | None = None
+        for jobs in args.jobs:
+            times, loads = [], []
+            for _ in range(args.repeat):
+                load_before = os.getloadavg()[0]
+                started = time.perf_counter()
+                with words.open("rb") as stdin, out.open("wb") as stdout:
+                    proc = subprocess.run(
+                        [sys.executable, "-m", "fstsynth", "apply", str(model_dir), "--jobs", str(jobs)],
+                        stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=env, cwd=ROOT,
+                    )
+                times.append(time.perf_counter() - started)
+                loads.append((load_before, os.getloadavg()[0]))
+                if proc.returncode != 0:
+                    raise RuntimeError(f"apply --jobs {jobs} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
+            printed = out.read_bytes()
+            reference = printed if reference is None else reference
+            results.append({"jobs": jobs, "seconds": times, "load": loads, "identical": printed == reference})
+            print(f"done --jobs {jobs}: {min(times):.2f}s", file=sys.stderr, flush=True)
+    one = min(results[0]["seconds"])
+    for r in results:
+        least = min(r["seconds"])
+        rows.append([r["jobs"], least, f"{args.apply / least:,.0f}", f"{one / least:.2f}x",
+                     "yes" if r["identical"] else "NO", " ".join(f"{a:.1f}->{b:.1f}" for a, b in r["load"])])
+    print(f"apply, {args.apply:,} words, {lang} spelling -> IPA model of {args.scale:,} pairs, output to a file, "
+          f"least of {args.repeat} ({os.cpu_count()} cores, shared machine)")
+    print(table(["jobs", "wall s", "words/s", f"speed-up vs jobs {args.jobs[0]}", "output = jobs 1", "load avg"],
+                rows))
+    write_json(args.json, {"benchmark": "apply jobs", "words": args.apply, "results": results})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--problems", type=Path, default=DEV / "problems")
     parser.add_argument("--jobs", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--baseline", type=Path, help="another fstsynth checkout to time first")
     parser.add_argument("--json", default="bench_jobs.json")
+    parser.add_argument("--apply", type=int, default=0, help="time `apply --jobs N` on this many words instead")
+    parser.add_argument("--scale", type=int, default=1000, help="with --apply: training pairs of the model")
+    parser.add_argument("--lang", default="es:spa-Latn", help="with --apply: LANG:EPITRAN of the model")
+    parser.add_argument("--repeat", type=int, default=3, help="with --apply: runs per N; the least time counts")
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if args.apply:
+        apply_jobs(args)
+        return
 
     rows, results = [], []
     with tempfile.TemporaryDirectory() as tmp:

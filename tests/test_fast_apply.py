@@ -115,7 +115,7 @@ def test_apply_starts_the_memory_watchdog_once_its_input_or_model_is_large(plura
     time: `apply` starts it once it has read WATCH_BYTES of input, or before loading a
     model at least that large (here WATCH_BYTES is set just above, then at, the model's
     size)."""
-    from fstsynth.lean_cli import _model_bytes
+    from fstsynth.apply_command import _model_bytes
 
     size = _model_bytes(plural_model)
     assert size > 0
@@ -123,7 +123,7 @@ def test_apply_starts_the_memory_watchdog_once_its_input_or_model_is_large(plura
     def run(watch_bytes: int, stdin: str) -> tuple[str, int]:
         code = (
             "import sys\n"
-            "import fstsynth.guard as g, fstsynth.lean_cli as lc\n"
+            "import fstsynth.guard as g, fstsynth.apply_command as lc\n"
             f"lc.WATCH_BYTES = {watch_bytes}\n"
             "real = g.start\n"
             "def start(limit):\n"
@@ -153,7 +153,7 @@ def test_a_plain_apply_skips_typers_parser_and_matches_it(plural_model):
     from typer.testing import CliRunner
 
     from fstsynth.cli import app
-    from fstsynth.lean_cli import lean_apply
+    from fstsynth.apply_command import plain_apply
 
     args = ["apply", str(plural_model), "k a t", "-f", "tsv", "dɔg", "--join"]
     out, modules = _apply_in_child(args, "from fstsynth.__main__ import main; main()")
@@ -161,30 +161,28 @@ def test_a_plain_apply_skips_typers_parser_and_matches_it(plural_model):
     for heavy in ("pydantic", "typer", "click", "fstsynth.cli"):
         assert heavy not in modules, heavy
     for argv in (["apply", "--help"], ["apply"], ["apply", str(plural_model), "--nope"], ["apply", "-s"],
-                 ["--debug", "apply", str(plural_model), "k a t"], ["apply", "--format=tsv", "m", "w"], ["show", "m"]):
-        assert lean_apply(argv) is None, argv
+                 ["--debug", "apply", str(plural_model), "k a t"], ["apply", "--format=tsv", "m", "w"], ["show", "m"],
+                 ["apply", "m", "--jobs", "0"], ["apply", "m", "-j", "two"]):
+        assert plain_apply(argv) is None, argv
 
 
-def test_the_lean_apply_options_are_the_typer_commands():
-    """`lean_cli.APPLY_OPTIONS` (what the plain command line is read with) lists the
-    options `fstsynth.cli.apply` declares, with the same words, kinds and defaults."""
-    import inspect
-
+def test_typers_apply_is_made_from_the_option_table():
+    """The command typer parses (`fstsynth.cli`'s `apply`, as click sees it) has the
+    arguments and options of `apply_command`'s table, the one the plain command line
+    is read with: the same words, kinds, defaults and bounds."""
     import typer
 
-    from fstsynth.cli import apply
-    from fstsynth.lean_cli import APPLY_OPTIONS
+    from fstsynth.apply_command import APPLY_ARGUMENTS, APPLY_OPTIONS
+    from fstsynth.cli import app
 
-    declared = {}
-    positional = []
-    for name, param in inspect.signature(apply).parameters.items():
-        info = param.default
-        if isinstance(info, typer.models.OptionInfo):
-            declared[name] = (tuple(info.param_decls), param.annotation in ("bool", bool), info.default)
-        else:
-            positional.append(name)
-    assert positional == ["model_dir", "words"]
-    assert declared == {o.name: (o.decls, o.flag, o.default) for o in APPLY_OPTIONS}
+    command = typer.main.get_command(app).commands["apply"]  # type: ignore[attr-defined]
+    options = {p.name: p for p in command.params if p.param_type_name == "option"}
+    arguments = [p.name for p in command.params if p.param_type_name == "argument"]
+    assert arguments == [name for name, _, _ in APPLY_ARGUMENTS]
+    assert set(options) == {o.name for o in APPLY_OPTIONS}
+    for o in APPLY_OPTIONS:
+        got = options[o.name]
+        assert (tuple(got.opts), got.is_flag, got.default, got.min) == (o.decls, o.flag, o.default, o.minimum), o.name
 
 
 @pytest.fixture(scope="module")
@@ -213,6 +211,9 @@ _ROUTES = {
         (["MODEL", "-f", "tsv", "--join", "k a t", "b ʊ ʃ"], ""),
         (["MODEL"], _MANY),  # blocks of plain lines: the byte path
         (["MODEL", "--join"], _MANY),
+        (["MODEL", "--jobs", "2"], _MANY),
+        (["MODEL", "-j", "0"], _MANY),  # a usage error (typer's, on either route)
+        (["MODEL", "-j", "two", "k a t"], ""),
         (["MODEL", "-f", "tsv"], "# a comment\nk a t\tk a t s\nd ɔ g\n"),
         (["MODEL", "--check", "--trace", "k a t"], ""),
         (["MODEL", "-s", "0", "-t", "1", "k a t"], ""),

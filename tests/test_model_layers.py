@@ -18,16 +18,17 @@ LAYERS: list[set[str]] = [
     {"errors", "types", "progress"},
     {"arrays", "fileio", "guard", "console", "drawing"},
     {"dsl", "features", "problem", "alignment", "table_format"},
-    {"interpreter", "chunks", "pairngram", "rule_shape", "tables", "batch_walker", "word_walker", "_walk"},
+    {"interpreter", "chunks", "pairngram", "rule_shape", "rules_text"}
+    | {"tables", "batch_walker", "word_walker", "_walk"},
     {"bimachine", "far", "transducers", "block_walker", "spe"},
     {"compiler", "synthesis"},
     {"random_programs", "evaluation"},
     {"model"},  # models as values: what a model is and does with a word
     {"model_file"},  # saving and loading them
     {"learning"},  # learning them
-    {"solve", "report", "stream"},
-    {"parallel", "api"},
-    {"lean_cli"},
+    {"solve", "report", "stream", "formatting"},
+    {"parallel", "api", "block_pool"},
+    {"command_errors", "apply_command"},
     {"cli"},
     {"__main__", "__init__"},
 ]

@@ -54,6 +54,7 @@ def side_by_side(tmp_path_factory):
         script.stop()
 
 
+@pytest.mark.slow
 def test_interrupted_learn_and_solve_leave_the_previous_or_the_new_output(tmp_path):
     report = Script(tmp_path, "stress_interrupts", "--moments", "1", "--rows", "10", "--length", "10").report()
     results = report["results"]

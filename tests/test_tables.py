@@ -205,8 +205,9 @@ def test_the_compiled_walker_agrees_with_the_python_walker(seed):
     alone = [w for w in words if len(w) == 1 and unseen(w)]
     words = [w for w in words if not (len(w) == 1 and unseen(w))]
     expected = [tables.apply(w) for w in words]
+    data = "".join(" ".join(w) + "\n" for w in words).encode()
     for sep in (" ", "", "+-"):
-        printed, fix = walker.apply_block("".join(" ".join(w) + "\n" for w in words).encode(), sep.encode())
+        printed, fix = walker.apply_block(data, sep.encode())
         assert printed.decode().split("\n")[:-1] == [sep.join(out) for out in expected], str(program)
         assert fix == [k for k, w in enumerate(words) if unseen(w)]
     for word in alone:
@@ -250,6 +251,9 @@ def test_the_compiled_walker_refuses_damaged_tables_as_the_python_walker_does():
     walker = _walker(damaged)
     with pytest.raises(Error, match="reads outside the word"):
         damaged.apply(("t", "a"))
+    for batch_walker in batch_walkers(damaged):
+        with pytest.raises(Error, match="reads outside the word"):
+            damaged.outputs([("t", "a")] * SMALL_BATCH, batch_walker)
     with pytest.raises(ValueError, match="damaged tables: a template reads outside the word"):
         walker.apply_block(b"t a\n", b" ")
     # Arrays of the wrong size are refused when the walker is made.

@@ -107,7 +107,8 @@ def learn(
     limit = Deadline(deadline) if deadline is not None else Deadline.after(options.time_limit)
     if options.variant != AUTO:
         # Features derived from IPA are used only where cross-validation keeps them.
-        return fit(pairs, without_derived(features), options, limit)
+        opts, feats = configured(options, features, without_derived(features))
+        return fit(pairs, feats, opts, limit)
     k = min(options.folds, len(pairs))
     if jobs > 1 and k >= 2:
         from concurrent.futures import ProcessPoolExecutor
@@ -117,6 +118,17 @@ def learn(
         with ProcessPoolExecutor(max_workers=jobs, initializer=gc.disable) as pool:
             return _learn_auto(pairs, features, options, k, pool, limit)
     return _learn_auto(pairs, features, options, k, None, limit)
+
+
+def configured(options: Options, every: Features, underived: Features) -> tuple[Options, Features]:
+    """A configuration's options and the features it learns with: `underived` (without
+    the features derived from IPA), except that with feature rules every variant learns
+    with `every` feature, testing the derived ones only along tiers (`atoms`): the
+    feature variant's `SetFeatures` and `Agree` must map tokens into the inventory the
+    model applies with (a `v` whose voiceless twin only panphon names)."""
+    if options.feature_rules and every is not underived:
+        return replace(options, derived_tests=False), every
+    return options, underived
 
 
 #: One cross-validation split: rows to learn from, rows to predict.
@@ -180,13 +192,20 @@ def _learn_auto(
         for key_, value in part.items():
             seconds[key_] = seconds.get(key_, 0.0) + value
 
-    variants = [replace(options, variant=variant) for variant in AUTO_ORDER]
-    # The features each variant learns with.
-    variant_features: list[Features] = [features for _ in variants]
+    # Each variant, with the features it learns with.
+    variants: list[Options] = []
+    variant_features: list[Features] = []
+    for variant in AUTO_ORDER:
+        opts, feats = configured(replace(options, variant=variant), derived, features)
+        variants.append(opts)
+        variant_features.append(feats)
     # In workers, every variant's folds are started at once (most often every variant
     # is needed); those of variants after a perfect one are cancelled or dropped.
     folds = (
-        [[pool.submit(_fold, *split, features, opts, deadline) for split in splits] for opts in variants]
+        [
+            [pool.submit(_fold, *split, feats, opts, deadline) for split in splits]
+            for opts, feats in zip(variants, variant_features)
+        ]
         if pool is not None and k >= 2
         else None
     )
@@ -220,7 +239,7 @@ def _learn_auto(
     held_by_rank: list[int] = []
     rules_by_rank: list[list[int]] = []  # rules of the configuration's program on each split
     for rank, opts in enumerate(variants):
-        held, rules = held_out_rows(rank, opts, features, opts.variant) if k >= 2 else (0, [])
+        held, rules = held_out_rows(rank, opts, variant_features[rank], opts.variant) if k >= 2 else (0, [])
         held_by_rank.append(held)
         rules_by_rank.append(rules)
         if held == tested and k >= 2:
@@ -232,8 +251,9 @@ def _learn_auto(
     if k >= 2 and most < tested and not options.plain_letters and has_plain_letters(pairs):
         # Plain letters first (`plain_letter_pass`), with the variant ahead so far: it
         # pays where an accent says nothing the target keeps, and loses where it does.
-        plain = replace(variants[held_by_rank.index(most)], plain_letters=True)
-        try_also(plain, features, plain.variant + " + plain letters")
+        ahead = held_by_rank.index(most)
+        plain = replace(variants[ahead], plain_letters=True)
+        try_also(plain, variant_features[ahead], plain.variant + " + plain letters")
     most = max(held_by_rank)
     if k >= 2 and most < tested and derived is not features:
         # With them, conjunctions of one atom fewer: they multiply the atoms, and the
@@ -241,7 +261,9 @@ def _learn_auto(
         # 11 s at 2 (7.5 s without them at 3); on 100 pairs of another orthography,
         # held-out Exact was 71.6% at 2 and 67.8% at 3.
         ahead = held_by_rank.index(most)
-        fewer = replace(variants[ahead], max_conjuncts=max(1, variants[ahead].max_conjuncts - 1))
+        fewer = replace(
+            variants[ahead], max_conjuncts=max(1, variants[ahead].max_conjuncts - 1), derived_tests=True
+        )
         try_also(fewer, derived, fewer.variant + " + IPA features")
     most = max(held_by_rank)
     chunk_tries: list[int] = []  # the configurations aligned by chunks in place of the words

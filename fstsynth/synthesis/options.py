@@ -49,8 +49,13 @@ class Options:
     # Rules in features: the `feature` variant also tries transformations of features
     # (`SetFeatures`, `Agree`: `synthesis.feature_changes`), which generalize to tokens
     # the training rows never showed, and every variant tries inclusive tier tests
-    # ("the word's last vowel"). Off until every backend compiles them.
-    feature_rules: bool = False
+    # ("the word's last vowel"); passes drop rules the others do as well without.
+    feature_rules: bool = True
+    # Atoms may test features derived from IPA (`fstsynth.features`). With feature rules
+    # the feature variant learns over every feature (its `SetFeatures` and `Agree` map
+    # tokens into the inventory the model applies with) but tests derived ones only in
+    # `auto`'s "+ IPA features" configuration (`learner.configured`).
+    derived_tests: bool = True
     # Folds of the cross-validation by which `auto` picks a variant per column pair.
     folds: int = 3
     # The cross-validation reads at most this many rows, evenly spaced (the program is

@@ -1,0 +1,165 @@
+"""`fstsynth apply` as a user runs it (`fstsynth.apply_command`): blank lines, how
+its output is written next to the library's, and `--jobs N` (the same bytes as one
+process; Ctrl-C and a closed pipe end it as they end one process)."""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from fstsynth.block_pool import map_blocks
+from fstsynth.stream import blocks
+from test_fast_apply import _env
+from test_fast_apply import plural_model as plural_model  # (a fixture)
+
+
+def _apply(model: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "fstsynth", "apply", str(model), *args],
+        input=stdin, capture_output=True, env=_env(), cwd=ROOT,
+    )
+
+
+@pytest.mark.parametrize("plain_lines", [0, 200])
+def test_a_blank_line_gives_a_blank_line(plural_model, plain_lines):
+    """On the line path (a few lines) and the byte path (a block of many): a blank line,
+    or one of spaces only, prints a blank line, not what the model writes for the empty
+    word (the plural's suffix)."""
+    lines = ["k a t"] * plain_lines + ["k a t", "", "d ɔ g", ""]
+    proc = _apply(plural_model, stdin="".join(f"{line}\n" for line in lines).encode())
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode() == "k a t s\n" * plain_lines + "k a t s\n\nd ɔ g z\n\n"
+    proc = _apply(plural_model, stdin=b"k a t\n   \nd \xc9\x94 g\n")
+    assert proc.stdout.decode() == "k a t s\n\nd ɔ g z\n"
+
+
+def test_the_command_and_the_library_write_an_unspaced_word_as_the_readme_says(plural_model):
+    """`apply MODEL kiːp` prints tokens separated by spaces; `model.apply("kiːp")`
+    returns the word run together, as typed; the README says so, and why."""
+    import fstsynth
+
+    proc = _apply(plural_model, "kiːp")
+    assert proc.stdout.decode() == "k iː p s\n"
+    assert fstsynth.load(plural_model).apply("kiːp") == "kiːps"
+    assert _apply(plural_model, "--join", "kiːp").stdout.decode() == "kiːps\n"
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert (
+        "`apply` writes every prediction as tokens separated by spaces, also for a word typed unspaced "
+        "(`fstsynth apply MODEL kol` prints `k o l l a r`), where the library's `model.apply(\"kol\")` returns "
+        "`kollar`, as the word was typed."
+    ) in readme
+
+
+def _mixed_input(count: int, seed: int) -> bytes:
+    """Lines of tokens, with comments, blank lines, TSV lines, unspaced words and
+    unseen tokens (one kind on a line, several, alone) among them."""
+    rng = random.Random(seed)
+    tokens = ["k", "a", "t", "d", "ɔ", "g", "b", "ʊ", "ʃ", "ɪ", "p", "s"]
+    lines = []
+    for _ in range(count):
+        word = " ".join(rng.choice(tokens) for _ in range(rng.randint(1, 8)))
+        roll = rng.random()
+        lines.append(
+            "" if roll < 0.02 else "# a comment" if roll < 0.03 else f"{word} Q" if roll < 0.05
+            else "Q zz Q" if roll < 0.055 else "kat" if roll < 0.065 else f"{word}\tk a t s" if roll < 0.07
+            else "☃" if roll < 0.075 else word
+        )
+    return "".join(f"{line}\n" for line in lines).encode()
+
+
+def test_blocks_mapped_by_two_workers_are_the_blocks_mapped_in_order(plural_model):
+    """`map_blocks` over many small blocks: each block's result, in order, the same as
+    mapping them in this process."""
+    from fstsynth.apply_command import _block_applier
+
+    data = _mixed_input(3000, 1)
+    make = lambda: _block_applier(plural_model, None, None, " ", "plain", "utf-8")  # noqa: E731
+    applier = make()
+    here = [applier.apply(b) for b in blocks(io.BytesIO(data), chunk=2048)]
+    there = list(map_blocks(blocks(io.BytesIO(data), chunk=2048), make, 2))
+    assert len(here) == len(there) > 10
+    assert [(a.data, a.text, a.unseen, a.tab_line) for a in here] == [
+        (a.data, a.text, a.unseen, a.tab_line) for a in there
+    ]
+
+
+@pytest.mark.parametrize("args", [[], ["--format", "tsv"], ["--join"]])
+def test_jobs_print_the_same_bytes_as_one_process(plural_model, args):
+    """A few thousand lines of every kind (comments, blank lines, TSV lines, unseen
+    tokens, unspaced words), through `--jobs 2` and `--jobs 3`: the output and the
+    warnings are those of one process."""
+    data = _mixed_input(40_000, 2)  # several blocks, however the pipe cuts them
+    one = _apply(plural_model, *args, stdin=data)
+    assert one.returncode == 0, one.stderr.decode()
+    assert "Q (" in one.stderr.decode() and one.stdout.count(b"\n") > 35_000
+    for jobs in ("2", "3"):
+        many = _apply(plural_model, *args, "--jobs", jobs, stdin=data)
+        assert (many.returncode, many.stdout, many.stderr) == (one.returncode, one.stdout, one.stderr), jobs
+
+
+def _started(model: Path, jobs: str) -> subprocess.Popen:
+    """`apply --jobs JOBS` reading a pipe that stays open, after its first output."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fstsynth", "apply", str(model), "--jobs", jobs],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), cwd=ROOT,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"k a t\n" * 5000)
+    proc.stdin.flush()
+    ready, _, _ = select.select([proc.stdout], [], [], 60)
+    assert ready, "no output"
+    assert proc.stdout.readline() == b"k a t s\n"
+    return proc
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_ends_jobs_as_it_ends_one_process(plural_model, jobs):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it): exit code 130
+    and one line on standard error, whatever `--jobs`; no worker left running."""
+    proc = _started(plural_model, jobs)
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130
+        assert err.decode().startswith("fstsynth: interrupted;") and err.count(b"\n") == 1, err.decode()
+        time.sleep(0.5)
+        with pytest.raises(ProcessLookupError):
+            os.killpg(proc.pid, 0)  # the group is gone: no worker outlived the command
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_closed_pipe_ends_jobs_quietly(plural_model, tmp_path, jobs):
+    """The reader goes away (`apply ... < words | head -1`): exit code 141 and nothing
+    on standard error, whatever `--jobs`."""
+    words = tmp_path / "words.txt"
+    words.write_bytes(b"k a t\n" * 400_000)
+    with words.open("rb") as stdin:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fstsynth", "apply", str(plural_model), "--jobs", jobs],
+            stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), cwd=ROOT,
+        )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        assert proc.stdout.readline() == b"k a t s\n"
+        proc.stdout.close()
+        assert proc.wait(60) == 141
+        assert proc.stderr.read() == b""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
