@@ -4,8 +4,9 @@
     >>> model = fstsynth.learn([("k a t", "k a t s"), ...])      # doctest: +SKIP
     >>> model.apply("d ɔ g")                                     # doctest: +SKIP
 
-Public API (README "Library"): `learn`, `load`, `compile`, `Model` (from `fstsynth.api`). They are
-imported on first use, so that `import fstsynth` stays cheap (the learner and the
+Public API (README "Library"): `learn`, `compile`, `Model` (from `fstsynth.api`) and
+`load` (from `fstsynth.cluster`: `api.load`'s model, which also pickles for Dask). They
+are imported on first use, so that `import fstsynth` stays cheap (the learner and the
 compiler pull in lingpy and Pynini).
 """
 
@@ -17,6 +18,12 @@ __all__ = ["learn", "load", "compile", "Model"]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "load":
+        # A loaded model that also pickles as its files' bytes (Dask ships it so);
+        # `fstsynth.cluster` sits above the API, which it extends.
+        from fstsynth import cluster
+
+        return cluster.load
     if name in __all__:
         from fstsynth import api
 

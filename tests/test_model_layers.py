@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"learning"},  # learning them
     {"solve", "report", "stream", "formatting"},
     {"parallel", "api", "block_pool"},
-    {"command_errors", "apply_command"},
+    {"command_errors", "apply_command", "cluster"},
     {"cli"},
     {"__main__", "__init__"},
 ]
