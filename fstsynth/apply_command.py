@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, NamedTuple
 
 from fstsynth.command_errors import MISMATCH, echo, error, guarded, warn
 from fstsynth.errors import UserError
+from fstsynth.formatting import APPLY_FORMATS, tab_warning
 
 if TYPE_CHECKING:
     from fstsynth.guard import Guard
     from fstsynth.model import PairModel
     from fstsynth.stream import Applied, BlockApplier
 
-APPLY_FORMATS = ("plain", "tsv")
 APPLY_HELP = "Predict the target form of each word with the compiled transducer."
 
 
@@ -167,9 +167,9 @@ def run_apply(
 
 
 def _block_applier_of(pm: "PairModel", alphabet: set[str], sep: str, fmt: str, encoding: str) -> "BlockApplier":
-    from fstsynth.stream import BlockApplier
+    from fstsynth.stream import BlockApplier, lazy_splitter
 
-    return BlockApplier(pm, alphabet, sep, fmt, encoding, _splitter(alphabet))
+    return BlockApplier(pm, alphabet, sep, fmt, encoding, lazy_splitter(alphabet))
 
 
 def _block_applier(
@@ -201,25 +201,17 @@ def _warn_tab(line: int) -> None:
     warn(tab_warning("<stdin>", line))
 
 
-def tab_warning(name: str, line: int) -> str:
-    """The warning for the first `source<TAB>target` line of an input to `apply`."""
-    return (
-        f"{name}: line {line} has a tab: the word is its first field (the source); "
-        "to score source<TAB>target lines use `fstsynth evaluate MODEL FILE`"
-    )
-
-
 def _apply_lines(
     pm: "PairModel", alphabet: set[str], batches: Iterator[List[str]] | List[List[str]], fmt: str, sep: str,
     trace: bool, check: bool, features: dict,
 ) -> int:
     """Predictions for batches of lines (words given as arguments, or with the trace or
     the check), printed a batch at a time."""
-    from fstsynth.stream import predict_batches
+    from fstsynth.stream import lazy_splitter, predict_batches
 
     mismatches = []
     unseen: Counter = Counter()
-    for batch in predict_batches(pm, batches, _splitter(alphabet)):
+    for batch in predict_batches(pm, batches, lazy_splitter(alphabet)):
         unseen.update(batch.unseen(alphabet))
         texts = batch.texts(sep)
         out = []
@@ -252,21 +244,6 @@ def _warn_unseen(unseen: Counter, alphabet: Iterable[str]) -> None:
     message = unseen_warning(unseen, alphabet)
     if message:
         warn(message)
-
-
-def _splitter(alphabet: set[str]) -> Callable[[str], tuple[str, ...]]:
-    """`problem.WordSplitter` for `alphabet`, made when first needed (only unspaced
-    words need it; importing `fstsynth.problem` costs start-up time)."""
-    made: list[Callable[[str], tuple[str, ...]]] = []
-
-    def split(text: str) -> tuple[str, ...]:
-        if not made:
-            from fstsynth.problem import WordSplitter
-
-            made.append(WordSplitter(alphabet))
-        return made[0](text)
-
-    return split
 
 
 def plain_apply(argv: Sequence[str]) -> int | None:

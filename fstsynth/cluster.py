@@ -173,8 +173,7 @@ class FileNotes:
             self.tab_line = applied.tab_line
 
     def warnings(self, alphabet: Iterable[str]) -> list[str]:
-        from fstsynth.apply_command import tab_warning
-        from fstsynth.formatting import unseen_warning
+        from fstsynth.formatting import tab_warning, unseen_warning
 
         found = [] if self.tab_line is None else [tab_warning(self.name, self.tab_line)]
         unseen = unseen_warning(self.unseen, alphabet)
@@ -185,14 +184,14 @@ def _block_applier(model: Model, source: int | str | None, target: int | str | N
                    name: str) -> "BlockApplier":
     """`fstsynth apply`'s reading of standard input, for the file `name`, its output
     bytes UTF-8 (`stream.BlockApplier`)."""
-    from fstsynth.apply_command import APPLY_FORMATS, _splitter
-    from fstsynth.stream import BlockApplier
+    from fstsynth.formatting import APPLY_FORMATS
+    from fstsynth.stream import BlockApplier, lazy_splitter
 
     if fmt not in APPLY_FORMATS:
         raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(APPLY_FORMATS)}")
     alphabet = set(model.alphabet)
     pm = model.pair(source, target)
-    return BlockApplier(pm, alphabet, "" if join else " ", fmt, "utf-8", _splitter(alphabet), name)
+    return BlockApplier(pm, alphabet, "" if join else " ", fmt, "utf-8", lazy_splitter(alphabet), name)
 
 
 def _printed(applied: "Applied") -> bytes:
@@ -252,7 +251,7 @@ def apply_files(
     """`fstsynth apply MODEL FILE... --output-dir DIR [--scheduler ADDRESS]`: each
     FILE's predictions to DIR/<its name> (`apply_file`), here or, with `scheduler`, as
     one Dask task per file; then the warnings of all files, on standard error."""
-    from fstsynth.apply_command import tab_warning
+    from fstsynth.formatting import tab_warning
     from fstsynth.command_errors import warn
     from fstsynth.formatting import unseen_warning
 

@@ -5,6 +5,8 @@ Public API:
     format_evaluation(result, shown, join=False) -> str
     format_model(model, fmt="dsl") -> str
     unseen_warning(unseen) -> str | None
+    APPLY_FORMATS, tab_warning(name, line)   (`apply`'s output formats, and its warning
+                                              for a source<TAB>target line)
 """
 
 from __future__ import annotations
@@ -89,4 +91,15 @@ def unseen_warning(unseen: Counter, alphabet: Iterable[str] = ()) -> str | None:
     return (
         f"tokens never seen in training: {listed}{more}; the model reads them as <unk> "
         "(README: Tokens the model has never seen)"
+    )
+
+
+APPLY_FORMATS = ("plain", "tsv")
+
+
+def tab_warning(name: str, line: int) -> str:
+    """The warning for the first `source<TAB>target` line of an input to `apply`."""
+    return (
+        f"{name}: line {line} has a tab: the word is its first field (the source); "
+        "to score source<TAB>target lines use `fstsynth evaluate MODEL FILE`"
     )

@@ -11,6 +11,7 @@ Public API:
     BLOCK_WALKERS, MIN_BYTE_LINES
     words_of(lines, split) -> (list[Word], blank)
     predict_batches(pair_model, batches, split) -> Iterator[Predicted]
+    lazy_splitter(alphabet) -> split   (`problem.WordSplitter`, made when first needed)
     Predicted, CHUNK_BYTES
 
 A batch is the complete lines of what the stream has ready, up to about `chunk` bytes:
@@ -351,3 +352,18 @@ class BlockApplier:
         if self._fmt == "tsv":
             texts = [f"{line}\t{text}" for line, text in zip(batch.lines, texts)]
         return Applied(b"", batch.unseen(self._alphabet), "\n".join(texts) + "\n", tab_line)
+
+
+def lazy_splitter(alphabet: set[str]) -> Callable[[str], tuple[str, ...]]:
+    """`problem.WordSplitter` for `alphabet`, made when first needed (only unspaced
+    words need it; importing `fstsynth.problem` costs start-up time)."""
+    made: list[Callable[[str], tuple[str, ...]]] = []
+
+    def split(text: str) -> tuple[str, ...]:
+        if not made:
+            from fstsynth.problem import WordSplitter
+
+            made.append(WordSplitter(alphabet))
+        return made[0](text)
+
+    return split
