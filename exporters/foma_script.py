@@ -13,7 +13,7 @@ and one composed block per pass (`define Pass1 [ ... ];`), then leaves the casca
 Why markers: foma's rewrite rules have no priority order, but a DSL pass is an ordered
 `Else` chain (the first rule that applies at a position wins) whose predicates all read
 the pass's input. Each pass is therefore written like the Pynini compiler does it
-(DESIGN.md section 5), in foma's own notation:
+(docs/design.md, section 5), in foma's own notation:
 1. for each rule in order, `[..] -> <mPrR> || left _ right` inserts the rule's marker
    right after every token (or at the start of the word, for prefixes) where the rule
    applies and no earlier rule has marked it; the contexts skip over markers, so every
@@ -38,6 +38,8 @@ from typing import Sequence
 from fstsynth.spe import rule_to_spe
 from fstsynth.dsl import (
     BOUNDARY,
+    SetFeatures,
+    TierIs,
     Identity,
     Is,
     IsToken,
@@ -46,6 +48,7 @@ from fstsynth.dsl import (
     Transformation,
 )
 from fstsynth.errors import UserError
+from fstsynth.features import inventory
 from fstsynth.rule_shape import CellPredicate, RuleShape, SlotTest, TierTest, referenced_tags, shape_of
 from fstsynth.types import Token, Features
 
@@ -161,12 +164,18 @@ class _Writer:
             return _Slot(NOTHING, False)
         return _Slot(f"[Tok {self.tag(test.transformation)}]", False)
 
-    def slots(self, shape: RuleShape, ctx: "_PassContext") -> dict[int, _Slot]:
-        """Per offset, the cells the rule admits there, its transformation's conditions
-        (a ReplaceBy's source, a copied token) included."""
+    def slots(self, tests: Sequence[SlotTest], cells: dict[int, set[Token]], ctx: "_PassContext") -> dict[int, _Slot]:
+        """Per offset, the cells the tests admit there (the rule's, its transformation's
+        conditions included), narrowed to the tokens `cells` names at some offsets."""
+        by_offset: dict[int, list[_Slot]] = {}
+        for test in tests:
+            by_offset.setdefault(test.offset, []).append(self.test_core(test, ctx))
+        for offset, tokens in cells.items():
+            members = [foma_symbol(t) for t in sorted(tokens) if t in self.tokens]
+            allowed = _with_tag(_union(members), ctx.tag_any) if members else NOTHING
+            by_offset.setdefault(offset, []).append(_Slot(allowed, False))
         out: dict[int, _Slot] = {}
-        for slot in shape.guarded_slots:
-            cores = [self.test_core(test, ctx) for test in slot.tests]
+        for offset, cores in sorted(by_offset.items()):
             restricted = [c.core for c in cores if c.core is not None]
             core: str | None = None
             if NOTHING in restricted:
@@ -175,7 +184,7 @@ class _Writer:
                 core = restricted[0]
             elif restricted:
                 core = "[" + " & ".join(restricted) + "]"
-            out[slot.offset] = _Slot(core, all(c.boundary for c in cores))
+            out[offset] = _Slot(core, all(c.boundary for c in cores))
         return out
 
     def tier_context(self, test: TierTest, ctx: "_PassContext") -> "_TierContext":
@@ -329,6 +338,67 @@ def _intersect(sides: list[_Side], left: bool) -> _Side:
     return anchored, "[ " + " & ".join(parts) + " ]"
 
 
+@dataclass
+class _Variant:
+    """One case of a rule, marked by a marker of its own (the cases of a rule exclude
+    each other, so marking them one after the other marks where the rule applies)."""
+
+    tests: list[SlotTest]  # cell tests: the rule's (guarded) and the case's
+    cells: dict[int, set[Token]]  # the tokens the case admits at some offsets
+    tiers: list[TierTest]  # tier tests, none counting the position itself
+    recoded: dict[Token, Token] | None  # a feature change: token -> the token written
+
+
+def _exclusive(test: TierTest, index: int) -> TierTest:
+    return TierTest(TierIs(test.tier, test.feature, index), test.negated)
+
+
+def _variants(shape: RuleShape, tokens: Sequence[Token], features: Features) -> list[_Variant]:
+    """A rule as cases foma's rules can say: a tier test that counts the position
+    itself is two cases (the position on the tier: it is the first tier token counted;
+    off it: the plain test); a feature change is a case per values of the token it
+    agrees with (or one case), each a map from tokens to tokens."""
+    tests = [t for slot in shape.guarded_slots for t in slot.tests]
+    cases: list[tuple[list[SlotTest], list[TierTest]]] = [(tests, [t for t in shape.tiers if not t.inclusive])]
+    for test in shape.tiers:
+        if not test.inclusive:
+            continue
+        on_tier = Is(test.tier, 0)
+        off = ([SlotTest(on_tier, True)], [_exclusive(test, test.index)])
+        on: tuple[list[SlotTest], list[TierTest]] = ([SlotTest(on_tier, False)], [])
+        if test.rank > 0:
+            on[1].append(_exclusive(test, test.side * test.rank))
+        elif test.feature is not BOUNDARY:
+            on[0].append(SlotTest(Is(test.feature, 0), test.negated))
+        branches = [off] if test.rank == 0 and test.feature is BOUNDARY and not test.negated else [off, on]
+        cases = [(c + c2, t + t2) for c, t in cases for c2, t2 in branches]
+    recodes = shape.writes.recodes
+    if recodes is None:
+        return [_Variant(c, {}, t, None) for c, t in cases]
+    known = inventory(features)
+    out = []
+    if isinstance(recodes, SetFeatures):
+        made = {x: known.resolve(x, recodes.values) for x in tokens}
+        mapping = {x: y for x, y in made.items() if y is not None}
+        return [_Variant(c, {0: set(mapping)}, t, mapping) for c, t in cases]
+    combos = sorted({tuple(bool(known.value(y, f)) for f in recodes.features) for y in features})
+    for combo in combos:
+        made = {x: known.resolve(x, tuple(zip(recodes.features, combo))) for x in tokens}
+        mapping = {x: y for x, y in made.items() if y is not None}
+        for c, t in cases:
+            if recodes.tier is None:
+                # (a token without features has no value: it is never agreed with)
+                having = {y for y in tokens if all(known.value(y, f) == v for f, v in zip(recodes.features, combo))}
+                out.append(_Variant(c, {0: set(mapping), recodes.offset: having}, t, mapping))
+            else:
+                tier_tests = [TierTest(TierIs(recodes.tier, BOUNDARY, recodes.offset), True)]
+                tier_tests += [
+                    TierTest(TierIs(recodes.tier, f, recodes.offset), not v) for f, v in zip(recodes.features, combo)
+                ]
+                out.append(_Variant(c, {0: set(mapping)}, t + tier_tests, mapping))
+    return out
+
+
 def _window(slots: dict[int, _Slot], lo: int, hi: int, any_slot: _Slot) -> list[_Slot]:
     return [slots.get(k, any_slot) for k in range(lo, hi)]
 
@@ -447,73 +517,86 @@ def _pass_block(
         if writes.copy_offset is not None:
             # Which token is copied is decided when the marker is realized.
             lines.append("#   (a copy has no plain-rule form: resolved by one rule per token it can copy)")
-        slots = w.slots(shape, ctx)
-        here = slots.pop(0, _Slot(None, True))
-        lo = min([o for o in slots if o < 0], default=0)
-        hi = max([o for o in slots if o > 0], default=0)
-        mark = _internal(f"m{number}r{r}")
-        left_slots = _window(slots, lo, 0, any_slot)
-        right_slots = _window(slots, 1, hi + 1, any_slot)
-        pairs: list[tuple[_Side | None, _Side]] = []  # left None: the start position
-        # At a token: insert the marker after it.
-        center = ctx.core if here.core is None else here.core
-        if here.core != NOTHING:  # else the rule applies only at the start position
-            pairs += [
-                (left, right)
-                for left in _left(left_slots, ctx, center)
-                for right in _right(right_slots, ctx)
-            ]
-        # At the start position (offset i reads token i-1): the rule applies there only
-        # if every offset <= 0 may be the boundary.
-        at_start = here.boundary and all(s.boundary for o, s in slots.items() if o < 0)
-        if at_start:
-            pairs += [(None, right) for right in _right(right_slots, ctx)]
-        tiers = [w.tier_context(test, ctx) for test in shape.tiers]
-        if tiers:
+        variants = _variants(shape, w.tokens, w.features)
+        if writes.recodes is not None:
+            lines.append("#   (a feature change: one marker per case, realized token by token)")
+        if any(t.inclusive for t in shape.tiers):
+            lines.append("#   (a tier test counting the position: one case on the tier, one off it)")
+        if shape.tiers or any(v.tiers for v in variants):
             lines.append("#   (tier tests: contexts in which only the tier's tokens count)")
-            pairs = _with_tiers(pairs, tiers, ctx)
-        contexts = [
-            f"{'.#.' if left is None else _left_text(left)} _ {_right_text(right)}" for left, right in pairs
-        ]
-        if not contexts:
-            lines.append("#   (never applies: its conditions cannot all hold)")
-            continue
-        marks.append(mark)
-        marking.append(f"[..] -> {mark} || " + " ,\n        ".join(contexts))
-        # Realization: at the start (`.#. _`) and after a token.
-        if writes.copy_offset is None:
-            if writes.keeps:
-                kept = keep_tag(tr) + " " + (out(writes.tokens, tr) if writes.tokens else "")
-                realize.append(f"{mark} -> {kept.strip() or '0'} || Tok _")
-            else:
-                realize.append(f"[Tok {mark}] -> {out(writes.tokens, tr)}")
+        applies = False
+        for v, variant in enumerate(variants, start=1):
+            slots = w.slots(variant.tests, variant.cells, ctx)
+            here = slots.pop(0, _Slot(None, True))
+            lo = min([o for o in slots if o < 0], default=0)
+            hi = max([o for o in slots if o > 0], default=0)
+            mark = _internal(f"m{number}r{r}" if len(variants) == 1 else f"m{number}r{r}v{v}")
+            left_slots = _window(slots, lo, 0, any_slot)
+            right_slots = _window(slots, 1, hi + 1, any_slot)
+            pairs: list[tuple[_Side | None, _Side]] = []  # left None: the start position
+            # At a token: insert the marker after it.
+            center = ctx.core if here.core is None else here.core
+            if here.core != NOTHING:  # else the rule applies only at the start position
+                pairs += [
+                    (left, right)
+                    for left in _left(left_slots, ctx, center)
+                    for right in _right(right_slots, ctx)
+                ]
+            # At the start position (offset i reads token i-1): the rule applies there only
+            # if every offset <= 0 may be the boundary.
+            at_start = here.boundary and all(s.boundary for o, s in slots.items() if o < 0)
             if at_start:
-                realize.append(f"{mark} -> {out(writes.tokens, tr) if writes.inserts else '0'} || .#. _")
-        else:
-            # First resolve which token is copied: the marker becomes a per-token marker
-            # `<mPrRcN>` where that token is found at the copied offset (the string
-            # keeps its shape, so later contexts still read the pass input); then the
-            # per-token markers are realized like any other.
-            i = writes.copy_offset
-            for c, tok in enumerate(w.tokens, start=1):
-                sub = _internal(f"m{number}r{r}c{c}")
-                marks.append(sub)
-                if i == 0:
-                    where = [f"{foma_symbol(tok)} _"]
-                elif i > 0:
-                    where = [f"Tok _ {cells(i - 1)} {copy_cell(tok)}".replace("  ", " ")]
-                    if at_start:
-                        where.append(f".#. _ {cells(i - 1)} {copy_cell(tok)}".replace("  ", " "))
-                else:
-                    where = [f"{copy_cell(tok)} {cells(-i - 1)} Tok _".replace("  ", " ")]
-                resolve.append(f"{mark} -> {sub} || " + " , ".join(where))
+                pairs += [(None, right) for right in _right(right_slots, ctx)]
+            tiers = [w.tier_context(test, ctx) for test in variant.tiers]
+            if tiers:
+                pairs = _with_tiers(pairs, tiers, ctx)
+            contexts = [
+                f"{'.#.' if left is None else _left_text(left)} _ {_right_text(right)}" for left, right in pairs
+            ]
+            if not contexts:
+                continue
+            applies = True
+            marks.append(mark)
+            marking.append(f"[..] -> {mark} || " + " ,\n        ".join(contexts))
+            # Realization: at the start (`.#. _`) and after a token.
+            if variant.recoded is not None:
+                for source, made in sorted(variant.recoded.items()):
+                    realize.append(f"[{foma_symbol(source)} {mark}] -> {out((made,), tr)}")
+            elif writes.copy_offset is None:
                 if writes.keeps:
-                    both = (keep_tag(tr) + " " + out((tok,), tr)).strip()
-                    realize.append(f"{sub} -> {both} || Tok _")
+                    kept = keep_tag(tr) + " " + (out(writes.tokens, tr) if writes.tokens else "")
+                    realize.append(f"{mark} -> {kept.strip() or '0'} || Tok _")
                 else:
-                    realize.append(f"[Tok {sub}] -> {out((tok,), tr)}")
+                    realize.append(f"[Tok {mark}] -> {out(writes.tokens, tr)}")
                 if at_start:
-                    realize.append(f"{sub} -> {out((tok,), tr) if writes.inserts else '0'} || .#. _")
+                    realize.append(f"{mark} -> {out(writes.tokens, tr) if writes.inserts else '0'} || .#. _")
+            else:
+                # First resolve which token is copied: the marker becomes a per-token marker
+                # `<mPrRcN>` where that token is found at the copied offset (the string
+                # keeps its shape, so later contexts still read the pass input); then the
+                # per-token markers are realized like any other.
+                i = writes.copy_offset
+                for c, tok in enumerate(w.tokens, start=1):
+                    sub = _internal(f"{mark[2:-2]}c{c}")
+                    marks.append(sub)
+                    if i == 0:
+                        where = [f"{foma_symbol(tok)} _"]
+                    elif i > 0:
+                        where = [f"Tok _ {cells(i - 1)} {copy_cell(tok)}".replace("  ", " ")]
+                        if at_start:
+                            where.append(f".#. _ {cells(i - 1)} {copy_cell(tok)}".replace("  ", " "))
+                    else:
+                        where = [f"{copy_cell(tok)} {cells(-i - 1)} Tok _".replace("  ", " ")]
+                    resolve.append(f"{mark} -> {sub} || " + " , ".join(where))
+                    if writes.keeps:
+                        both = (keep_tag(tr) + " " + out((tok,), tr)).strip()
+                        realize.append(f"{sub} -> {both} || Tok _")
+                    else:
+                        realize.append(f"[Tok {sub}] -> {out((tok,), tr)}")
+                    if at_start:
+                        realize.append(f"{sub} -> {out((tok,), tr) if writes.inserts else '0'} || .#. _")
+        if not applies:
+            lines.append("#   (never applies: its conditions cannot all hold)")
     # Else: every token no rule took keeps itself.
     else_mark = _internal(f"m{number}else")
     marks.append(else_mark)

@@ -4,7 +4,7 @@
     >>> model = fstsynth.learn([("k a t", "k a t s"), ...])      # doctest: +SKIP
     >>> model.apply("d ɔ g")                                     # doctest: +SKIP
 
-Public API (README "Library"): `learn`, `load`, `Model` (from `fstsynth.api`). They are
+Public API (README "Library"): `learn`, `load`, `compile`, `Model` (from `fstsynth.api`). They are
 imported on first use, so that `import fstsynth` stays cheap (the learner and the
 compiler pull in lingpy and Pynini).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["learn", "load", "Model"]
+__all__ = ["learn", "load", "compile", "Model"]
 
 
 def __getattr__(name: str) -> Any:

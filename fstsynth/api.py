@@ -3,6 +3,7 @@
 Public API (also reachable as `fstsynth.learn`, `fstsynth.load`, `fstsynth.Model`):
     learn(pairs, *, features=None, variant="auto", time_limit=None, alignment="global", jobs=1) -> Model
     load(path) -> Model
+    compile(rules, *, features=None, data=None, time_limit=None) -> Model
     Model, PairModel: the model values of `fstsynth.model`, and what a user calls on
     them: .apply(word), .apply_many(words), .rules, .fst, .pair(source, target),
     .evaluate(pairs), and Model.save(path)
@@ -20,12 +21,14 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence, cast
 
+from fstsynth import dsl
 from fstsynth import model as records
 from fstsynth.errors import UserError
 from fstsynth.evaluation import evaluate_pairs
-from fstsynth.learning import learn_model
-from fstsynth.model_file import load_model, save_model
-from fstsynth.problem import load_features, nfc, read_pairs, with_features
+from fstsynth.learning import compile_model, learn_model
+from fstsynth.model_file import save_model
+from fstsynth.problem import Problem, load_features, nfc, read_pairs, with_features
+from fstsynth.rules_text import PairRules, parse_rules
 from fstsynth.synthesis import Options
 
 
@@ -105,8 +108,83 @@ def learn(
 
 
 def load(path: str | Path) -> Model:
-    """A model directory written by `Model.save` or `fstsynth learn`."""
-    return Model.of(load_model(path))
+    """A model directory written by `Model.save` or `fstsynth learn`. It pickles as
+    its files' bytes (`fstsynth.cluster.ShippedModel`), so Dask can ship it to workers,
+    and has `apply_partition` for a `dask.bag`."""
+    from fstsynth.cluster import load as load_shipped
+
+    return load_shipped(path)
 
 
-__all__ = ["Model", "PairModel", "learn", "load", "options"]
+def compile(
+    rules: str | Path | dsl.Program,
+    *,
+    features: str | Path | Mapping[str, Mapping[str, bool]] | None = None,
+    data: str | Path | Iterable[Sequence[str]] | None = None,
+    time_limit: float | None = None,
+) -> Model:
+    """A model of written rules, compiled as `learn` compiles learned ones.
+
+    `rules`: the text `fstsynth show` prints (edited, or written by hand: see
+    `fstsynth.rules_text`), a path to a file of it, or a `dsl.Program`. `features`: as
+    for `learn`. `data`: words as for `learn`'s `pairs` (a TSV or problem file, or
+    pairs); their tokens and features are the model's too, as a model learned from them
+    has, and its rows are kept, as a learned model keeps its training rows (`report`).
+    Without `data`, the model knows the tokens the rules and the features name; others
+    are read as unseen. Each header `SOURCE -> TARGET` names a column pair (of `data`,
+    or of the model's own columns without `data`); a text without header is the pair
+    source -> target. `time_limit`: seconds allowed per column pair's compilation."""
+    if time_limit is not None and not time_limit > 0:
+        raise UserError(f"time limit must be a positive number of seconds, not {time_limit}")
+    if isinstance(rules, dsl.Program):
+        written = [PairRules(None, None, rules)]
+        name = "rules"
+    elif isinstance(rules, Path):
+        try:
+            text = rules.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"{rules}: cannot read the rules: {getattr(exc, 'strerror', None) or exc}") from None
+        written, name = parse_rules(text, str(rules)), rules.stem
+    else:
+        written, name = parse_rules(rules), "rules"
+    if data is not None:
+        problem = read_pairs(data, "data")
+    else:
+        columns = [c for pair in written for c in (pair.source, pair.target) if c is not None]
+        problem = Problem(
+            name, tuple(dict.fromkeys(columns)) or ("source", "target"), (), (), directed=not columns,
+            source=rules if isinstance(rules, Path) else None,
+        )
+    if features is not None:
+        table, where = _features(features)
+        if problem.cells:  # checked against the words' tokens
+            problem = with_features(problem, table, where)
+        else:
+            problem = dataclasses.replace(problem, features=table)
+    programs = {_columns(pair, problem): pair.program for pair in written}
+    if len(programs) < len(written):
+        raise UserError(f"{name}: a column pair is written twice")
+    return Model.of(compile_model(programs, problem, time_limit=time_limit))
+
+
+def _columns(pair: PairRules, problem: Problem) -> tuple[int, int]:
+    """The column pair a program is written for, in `problem`'s columns."""
+    if pair.source is None or pair.target is None:
+        if len(problem.columns) != 2 and not problem.directed:
+            raise UserError(
+                f"{problem.source or problem.name}: {len(problem.columns)} columns: name the column pair "
+                "of the rules with a header line `SOURCE -> TARGET`"
+            )
+        return 0, 1
+    found = []
+    for column in (pair.source, pair.target):
+        if column not in problem.columns:
+            raise UserError(
+                f"{problem.source or problem.name}: no column {column!r} (the rules' header "
+                f"`{pair.source} -> {pair.target}`); columns: {', '.join(problem.columns)}"
+            )
+        found.append(problem.columns.index(column))
+    return found[0], found[1]
+
+
+__all__ = ["Model", "PairModel", "compile", "learn", "load", "options"]

@@ -50,7 +50,18 @@ from typing import Hashable, Iterable, Mapping, Sequence
 import numpy as np
 
 from fstsynth.dsl import BOUNDARY, Identity, Is, IsToken, Pass, Program, Rule, Transformation
-from fstsynth.rule_shape import CellPredicate, OutputItem, Written, referenced_tags, shape_of
+from fstsynth.dsl import Agree, SetFeatures
+from fstsynth.features import inventory
+from fstsynth.rule_shape import (
+    CellPredicate,
+    Copied,
+    OutputItem,
+    TierTest,
+    Writes,
+    Written,
+    referenced_tags,
+    shape_of,
+)
 from fstsynth.errors import UserError
 from fstsynth.arrays import Array
 from fstsynth.table_format import CONSTANT, OFFSET, UNK, PassTables
@@ -187,6 +198,8 @@ class _Cells:
             return v != _BOUNDARY_CELL and self.tokens[self.token(v)] == atom[1]
         if kind == "feature":
             return self.has(v, atom[1])
+        if kind == "known":  # the token has features (an entry in the mapping)
+            return v != _BOUNDARY_CELL and self.tokens[self.token(v)] in self.features
         if kind == "tag":
             return v != _BOUNDARY_CELL and self.in_tags[v // len(self.tokens)] == atom[1]
         raise TypeError(f"unknown atom {atom!r}")
@@ -214,31 +227,130 @@ class _Side:
         return len(self.atoms)
 
 
-def _sides(rules: Sequence[Rule]) -> tuple[_Side, list[_Atom], dict[int, list[tuple[int, bool]]], _Side]:
-    """Sort every test of every rule into the left side, offset 0, and the right side."""
+#: A test of a cell: (offset, atom, negated); of a tier: (side, tier, rank, feature or
+#: None for the tier's end, negated), rank counting tier tokens from the nearest.
+_CellTest = tuple[int, _Atom, bool]
+_TierTest = tuple[int, str, int, "str | None", bool]
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """One case of a rule firing, tested like a rule of its own. A rule is one case,
+    unless what it writes or tests depends on the token at a position in a way the
+    automata do not read directly: a feature transformation (one case per token it
+    recodes, and per values of the token it agrees with) or a tier test that counts the
+    position itself (one case where the position is on the tier, one where it is not).
+    A rule's cases exclude each other, so as consecutive decisions they fire exactly
+    where the rule does."""
+
+    rule: Rule
+    cells: tuple[_CellTest, ...]
+    tiers: tuple[_TierTest, ...]
+    at_token: tuple[OutputItem, ...]
+    at_start: tuple[OutputItem, ...]
+
+
+def _inclusive_cases(test: TierTest) -> list[tuple[list[_CellTest], list[_TierTest]]]:
+    """An inclusive tier test as the two cases of the position's token: off the tier,
+    it is the exclusive test; on it, that token is the first tier token counted."""
+    on_tier = ("feature", test.tier)
+    off: tuple[list[_CellTest], list[_TierTest]] = (
+        [(0, on_tier, True)], [(test.side, test.tier, test.rank, test.feature, test.negated)]
+    )
+    on_cells: list[_CellTest] = [(0, on_tier, False)]
+    on_tiers: list[_TierTest] = []
+    if test.rank > 0:
+        on_tiers.append((test.side, test.tier, test.rank - 1, test.feature, test.negated))
+    elif test.feature is not BOUNDARY:
+        on_cells.append((0, ("feature", test.feature), test.negated))
+    elif not test.negated:
+        return [off]  # "no tier token from here on", yet the position is one
+    return [off, (on_cells, on_tiers)]
+
+
+def _recoded_cases(
+    writes: Writes, tokens: Sequence[Token], features: Features
+) -> list[tuple[list[_CellTest], list[_TierTest], Token]]:
+    """A feature transformation as cases: per token it applies to (and per values of
+    the agreed features of the token it agrees with), the tests and the token written."""
+    known = inventory(features)
+    tr = writes.recodes
+    cases: list[tuple[list[_CellTest], list[_TierTest], Token]] = []
+    if isinstance(tr, SetFeatures):
+        for token in tokens:
+            made = known.resolve(token, tr.values)
+            if made is not None:
+                cases.append(([(0, ("token", token), False)], [], made))
+        return cases
+    assert isinstance(tr, Agree)
+    # The values the agreed features take together on some token of the inventory.
+    combos = sorted({tuple(bool(known.value(t, f)) for f in tr.features) for t in features})
+    for token in tokens:
+        for combo in combos:
+            made = known.resolve(token, tuple(zip(tr.features, combo)))
+            if made is None:
+                continue
+            here: list[_CellTest] = [(0, ("token", token), False)]
+            if tr.tier is None:
+                # The token agreed with must have features (the boundary has none).
+                cells = here + [(tr.offset, ("known",), False)]
+                cells += [(tr.offset, ("feature", f), not v) for f, v in zip(tr.features, combo)]
+                cases.append((cells, [], made))
+            else:
+                # A tier token has features (the tier's); it must exist.
+                side, rank = (1 if tr.offset > 0 else -1), abs(tr.offset) - 1
+                tiers: list[_TierTest] = [(side, tr.tier, rank, BOUNDARY, True)]
+                tiers += [(side, tr.tier, rank, f, not v) for f, v in zip(tr.features, combo)]
+                cases.append((here, tiers, made))
+    return cases
+
+
+def _decisions(rules: Sequence[Rule], tokens: Sequence[Token], features: Features) -> list[_Decision]:
+    """Every rule of a pass as its cases, in the pass's order (see `_Decision`)."""
+    out = []
+    for rule in rules:
+        shape = shape_of(rule)
+        cells: list[_CellTest] = [
+            (slot.offset, _atom(test.test), test.negated) for slot in shape.guarded_slots for test in slot.tests
+        ]
+        plain = [(t.side, t.tier, t.rank, t.feature, t.negated) for t in shape.tiers if not t.inclusive]
+        variants: list[tuple[list[_CellTest], list[_TierTest]]] = [(cells, plain)]
+        for test in shape.tiers:
+            if test.inclusive:
+                variants = [(c + c2, t + t2) for c, t in variants for c2, t2 in _inclusive_cases(test)]
+        writes = shape.writes
+        for c, t in variants:
+            if writes.recodes is None:
+                out.append(_Decision(rule, tuple(c), tuple(t), writes.at_token, writes.at_start))
+                continue
+            for c2, t2, made in _recoded_cases(writes, tokens, features):
+                out.append(_Decision(rule, tuple(c + c2), tuple(t + t2), (Written(made),), ()))
+    return out
+
+
+def _sides(
+    decisions: Sequence[_Decision],
+) -> tuple[_Side, list[_Atom], dict[int, list[tuple[int, bool]]], _Side]:
+    """Sort every test of every decision into the left side, offset 0, and the right side."""
     per_offset: dict[int, list[_Atom]] = {}
     tests: dict[int, dict[int, list[tuple[_Atom, bool]]]] = {}
     tiers: dict[int, dict[str, dict[int, set[str]]]] = {-1: {}, 1: {}}
     tier_tests: dict[int, dict[str, dict[int, list[tuple[int, str | None, bool]]]]] = {-1: {}, 1: {}}
     copies: dict[int, list[int]] = {-1: [], 1: []}
-    for r, rule in enumerate(rules):
-        shape = shape_of(rule)
-        for slot in shape.guarded_slots:
-            atoms = per_offset.setdefault(slot.offset, [])
-            for test in slot.tests:
-                atom = _atom(test.test)
-                if atom not in atoms:
-                    atoms.append(atom)
-                tests.setdefault(slot.offset, {}).setdefault(r, []).append((atom, test.negated))
-        for tier in shape.tiers:
-            feats = tiers[tier.side].setdefault(tier.tier, {})
-            feats.setdefault(tier.rank, set())
-            if tier.feature is not BOUNDARY:
-                feats[tier.rank].add(tier.feature)
-            tier_tests[tier.side].setdefault(tier.tier, {}).setdefault(r, []).append(
-                (tier.rank, tier.feature, tier.negated)
-            )
-        for offset in shape.writes.copied_offsets:
+    for r, decision in enumerate(decisions):
+        for offset, atom, negated in decision.cells:
+            atoms = per_offset.setdefault(offset, [])
+            if atom not in atoms:
+                atoms.append(atom)
+            tests.setdefault(offset, {}).setdefault(r, []).append((atom, negated))
+        for side, tier, rank, feature, negated in decision.tiers:
+            feats = tiers[side].setdefault(tier, {})
+            feats.setdefault(rank, set())
+            if feature is not BOUNDARY:
+                feats[rank].add(feature)
+            tier_tests[side].setdefault(tier, {}).setdefault(r, []).append((rank, feature, negated))
+        copied = {i.offset for i in decision.at_token + decision.at_start if isinstance(i, Copied)} - {0}
+        for offset in sorted(copied):
             side = 1 if offset > 0 else -1
             atoms = per_offset.setdefault(offset, [])
             if ("copy",) not in atoms:
@@ -457,17 +569,24 @@ def _classes(cells: _Cells, left: _Side, center: list[_Atom], right: _Side) -> t
 
 
 def _items(items: Sequence[OutputItem], index: Mapping[Token, int]) -> list[tuple[int, int]]:
-    return [(CONSTANT, index[i.token]) if isinstance(i, Written) else (OFFSET, i.offset) for i in items]
+    out = []
+    for item in items:
+        if isinstance(item, Written):
+            out.append((CONSTANT, index[item.token]))
+        elif isinstance(item, Copied):
+            out.append((OFFSET, item.offset))
+        else:
+            raise TypeError(f"a recoded token is written per case, not as {item!r}")
+    return out
 
 
 def _templates(
-    rules: Sequence[Rule], index: Mapping[Token, int]
+    decisions: Sequence[_Decision], index: Mapping[Token, int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Template items of every decision at a token, then at the start position (no
     rule: the token is kept, nothing is written at the start)."""
-    writes = [shape_of(r).writes for r in rules]
-    at_token = [_items(w.at_token, index) for w in writes] + [[(OFFSET, 0)]]
-    at_start = [_items(w.at_start, index) for w in writes] + [[]]
+    at_token = [_items(d.at_token, index) for d in decisions] + [[(OFFSET, 0)]]
+    at_start = [_items(d.at_start, index) for d in decisions] + [[]]
     items = at_token + at_start
     start = np.zeros(len(items) + 1, dtype=np.int32)
     start[1:] = np.cumsum([len(t) for t in items])
@@ -491,11 +610,11 @@ def build_pass_machine(
     None (index 0); `out_tags`: the same for the next pass (its tokens are tagged with
     the index of the transformation that made them there, 0 if it tests no such tag).
     """
-    rules = pass_.rules
+    decisions = _decisions(pass_.rules, tokens, features)
     cells = _Cells(tokens, in_tags, features)
-    left, center, center_tests, right = _sides(rules)
+    left, center, center_tests, right = _sides(decisions)
     symbol_class, reps = _classes(cells, left, center, right)
-    m = len(rules)
+    m = len(decisions)
     every = (1 << m) - 1
 
     def center_mask(v: int) -> int:
@@ -513,10 +632,11 @@ def build_pass_machine(
     check_deadline(deadline)
     right_next, right_start, right_masks, right_copy = _side_automaton(right, cells, reps, m, deadline)
     index = {t: i for i, t in enumerate(tokens)}
-    template_start, template_kind, template_value = _templates(rules, index)
+    template_start, template_kind, template_value = _templates(decisions, index)
     out_index = {t: i for i, t in enumerate(out_tags)}
     out_tag = np.array(
-        [out_index.get(r.transformation, 0) for r in rules] + [out_index.get(Identity(), 0)], dtype=np.int32
+        [out_index.get(d.rule.transformation, 0) for d in decisions] + [out_index.get(Identity(), 0)],
+        dtype=np.int32,
     )
     tables = PassTables(
         rules=m,
@@ -548,8 +668,9 @@ def build_pass_machine(
 # ------------------------------------------------------------------ whole programs
 
 
-def program_tokens(program: Program, alphabet: Iterable[Token]) -> set[Token]:
-    """Every token a program compiled over `alphabet` reads or writes, and `UNK`."""
+def program_tokens(program: Program, alphabet: Iterable[Token], features: Features | None = None) -> set[Token]:
+    """Every token a program compiled over `alphabet` reads or writes, and `UNK`; with
+    a feature transformation, every token of `features` (the inventory it writes)."""
     tokens: set[Token] = set(alphabet) | {UNK}
     for pass_ in program.passes:
         for rule in pass_.rules:
@@ -557,6 +678,8 @@ def program_tokens(program: Program, alphabet: Iterable[Token]) -> set[Token]:
             tokens |= set(writes.tokens)
             if writes.source is not None:
                 tokens.add(writes.source)
+            if writes.recodes is not None and features:
+                tokens |= set(features)
     return tokens
 
 
@@ -585,6 +708,6 @@ def program_tables(
     program: Program, alphabet: Iterable[Token], features: Features, *, deadline: float | None = None
 ) -> Tables:
     """The apply tables of `program` over `alphabet` (see `fstsynth.tables`)."""
-    tokens = tuple(sorted(program_tokens(program, alphabet)))
+    tokens = tuple(sorted(program_tokens(program, alphabet, features)))
     machines = program_machines(program, tokens, features, deadline=deadline)
     return Tables(tokens, [m.tables for m in machines])

@@ -429,7 +429,7 @@ def compile_program(
     of the program's rules, as each pass is finished; `fstsynth.progress`).
     """
     started = time.perf_counter()
-    tokens = tuple(sorted(program_tokens(program, alphabet)))
+    tokens = tuple(sorted(program_tokens(program, alphabet, features)))
     syms = _Symbols(tokens)
     tags = pass_tags(program)
     total = program.rule_count

@@ -10,10 +10,10 @@ over several files), "column pair", and anything else the library reports while 
 is learned (aligning, cross-validating, synthesizing pass k, compiling rule k of n,
 ...). On a terminal, `rich` draws a bar of column pairs done (of problems, for `solve`)
 with the current stage, its own count and the elapsed time. Elsewhere (a log file, a
-pipe) each new stage is one line, and a stage that keeps reporting prints again at most
-every `interval` seconds, so that a log stays short but a stuck run shows where it is;
-nothing is printed in the first `delay` seconds, so a quick run's standard error stays
-empty.
+pipe) a line says where the run is at most every `interval` seconds, so that a log
+stays short (the stages of a pair can change hundreds of times a second) but a long run
+shows where it is; nothing is printed in the first `delay` seconds, so a quick run's
+standard error stays empty.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class ProgressView:
         self.started = time.monotonic()
         self.levels: dict[str, Step] = {}  # the latest report of each outer level
         self.stage: Step | None = None  # the latest inner report
-        self._last_line = ("", 0.0)  # (what the last plain line said, when)
+        self._last_line: float | None = None  # when the last plain line was written
         self._bar: Any = None
         self._tasks: dict[str, Any] = {}
         self._moved: list[logging.StreamHandler] = []
@@ -90,15 +90,14 @@ class ProgressView:
         if step.stage not in OUTER:
             what = f"{what}: {step.stage}" if what else step.stage
         now = time.monotonic()
-        last, when = self._last_line
-        if now - self.started < self.delay or (what == last and now - when < self.interval):
+        if now - self.started < self.delay or (self._last_line is not None and now - self._last_line < self.interval):
             return
         inner = step.stage not in OUTER
         count = _count(step) if inner else ""
         detail = f" ({step.detail})" if step.detail and inner else ""
         self.stream.write(f"fstsynth: {what}{count}{detail}  [{now - self.started:.0f}s]\n")
         self.stream.flush()
-        self._last_line = (what, now)
+        self._last_line = now
 
     # -- the bar
 

@@ -19,7 +19,7 @@ Two extensions of the paper's Table 2, both reducing to it when used as the pape
 rule may fire at the *start position* before the first token (only `Insert` and
 `CopyInsert` produce output there), which is how prefixes are learned.
 
-Beyond the paper, rules in features (DESIGN.md section 3): `SetFeatures` (`[-voice]`)
+Beyond the paper, rules in features (docs/design.md, section 3): `SetFeatures` (`[-voice]`)
 and `Agree` (`[αback]` from a neighbour or the nearest tier token) map a token to the
 inventory token with the resulting feature bundle (`fstsynth.features.Inventory`), and
 a `TierIs` may count the position itself (`inclusive`: "the nearest vowel at or before
@@ -464,10 +464,17 @@ def from_json(data: Any) -> Any:
 
 
 class ParseError(Error):
-    """Text in the paper's notation could not be parsed; the message says where."""
+    """Text in the paper's notation could not be parsed; the message says where.
+    `index`: the character of the text where it failed; `reason`: what went wrong there."""
+
+    def __init__(self, message: str, index: int = 0, reason: str = "") -> None:
+        super().__init__(message)
+        self.index = index
+        self.reason = reason or message
 
 
 _PREDICATE_NAMES = {"IsToken", "Is", "TransformationApplied", "TierIs", "Not"}
+_NODE_NAMES = {"IfThen", "Else", *_PREDICATE_NAMES, *(t.__name__ for t in TRANSFORMATION_TYPES)}
 
 
 class _Parser:
@@ -478,7 +485,9 @@ class _Parser:
         self.pos = 0
 
     def fail(self, what: str) -> ParseError:
-        return ParseError(f"could not parse {self.text!r} at index {self.pos}: expected {what}")
+        return ParseError(
+            f"could not parse {self.text!r} at index {self.pos}: expected {what}", self.pos, f"expected {what}"
+        )
 
     def skip(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():
@@ -553,10 +562,13 @@ class _Parser:
         try:
             return make()
         except Error as exc:
-            raise ParseError(f"could not parse {self.text!r}: {exc}") from None
+            raise ParseError(f"could not parse {self.text!r}: {exc}", self.pos, str(exc)) from None
 
     def node(self) -> Any:
         name = self.name()
+        if name not in _NODE_NAMES:
+            self.pos -= len(name)  # an error points at the name
+            raise self.fail("a transformation name")
         self.expect("(")
         if name == "IfThen":
             pred = self.predicate_after_name(self.name())
@@ -586,6 +598,7 @@ class _Parser:
 
     def predicate_after_name(self, name: str) -> Predicate:
         if name not in _PREDICATE_NAMES:
+            self.pos -= len(name)  # an error points at the name
             raise self.fail("a predicate")
         self.expect("(")
         return self.predicate_body(name)
@@ -663,6 +676,25 @@ class _Parser:
         self.expect(")")
         return tr
 
+    def program(self) -> Program:
+        """Passes as `str(Program)` writes them: `pass 1: <pass>`, `pass 2: ...`."""
+        passes: list[Pass] = []
+        while not self.at_end():
+            self.expect(f"pass {len(passes) + 1}:")
+            passes.append(self.as_pass(self.node()))
+        return Program(tuple(passes))
+
+    def as_pass(self, node: Any) -> Pass:
+        """A node as a pass: a pass of one rule prints as that rule, an empty pass as
+        `Identity(x)`."""
+        if isinstance(node, Pass):
+            return node
+        return Pass(()) if node == Identity() else Pass((self.as_rule(node),))
+
+    def at_end(self) -> bool:
+        self.skip()
+        return self.pos == len(self.text)
+
     def done(self) -> None:
         self.skip()
         if self.pos != len(self.text):
@@ -674,8 +706,12 @@ def parse(text: str) -> Any:
 
     A bare transformation parses as itself; `IfThen(...)` as a `Rule`; `Else(...)` as a
     `Pass`. (An `Else` chain of one rule prints as that rule, and parses as a `Rule`.)
+    A program's lines (`pass 1: ...`) parse as the `Program` (but the empty program
+    prints as nothing, and nothing is an error here).
     """
     parser = _Parser(text)
+    if parser.peek("pass "):
+        return parser.program()
     node = parser.node()
     parser.done()
     return node

@@ -10,7 +10,7 @@ Public API:
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 if TYPE_CHECKING:
     from fstsynth.evaluation import Evaluation
@@ -65,13 +65,26 @@ def format_model(model: "Model", fmt: str = "dsl") -> str:
     return "\n".join(lines).rstrip()
 
 
-def unseen_warning(unseen: Counter) -> str | None:
+def unseen_warning(unseen: Counter, alphabet: Iterable[str] = ()) -> str | None:
     """The warning about tokens never seen in training (`unseen`: each token and the
-    number of lines it is on; the most common 20 are named), or None for none."""
+    number of lines it is on; the most common 20 are named), or None for none. A token
+    that looks like one of `alphabet` (the trained tokens: `ɡ` U+0261 typed for `g`) is
+    named with both code points, as the likely typing slip it is."""
     if not unseen:
         return None
+    from fstsynth.problem import code_points, look_alike
+
+    known = tuple(alphabet)
+
+    def named(tok: str, n: int) -> str:
+        words = f"{n} word{'s' if n > 1 else ''}"
+        like = look_alike(tok, known) if known else None
+        if like is None:
+            return f"{tok} ({words})"
+        return f"{tok} ({words}; {code_points(tok)}, which looks like the trained token {like}, {code_points(like)})"
+
     common = sorted(unseen.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
-    listed = ", ".join(f"{tok} ({n} word{'s' if n > 1 else ''})" for tok, n in common)
+    listed = ", ".join(named(tok, n) for tok, n in common)
     more = f", and {len(unseen) - 20} more" if len(unseen) > 20 else ""
     return (
         f"tokens never seen in training: {listed}{more}; the model reads them as <unk> "

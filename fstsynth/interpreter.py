@@ -11,7 +11,7 @@ Public API:
         (the same on many words, faster for passes with many rules)
     trace(program, word, features) -> list[list[Step]]
 
-Semantics (DESIGN.md section 3): a pass visits the start position (-1, before the first
+Semantics (docs/design.md, section 3): a pass visits the start position (-1, before the first
 token) and every token; at each, the first rule whose predicates all hold and whose
 transformation applies there fires, reading only the pass's input. Outputs are
 concatenated in order and every output token is tagged with the transformation that

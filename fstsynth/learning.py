@@ -3,6 +3,8 @@
 Public API:
     MAX_TRAINING_TOKENS, MAX_ALPHABET, MAX_COLUMN_PAIRS
     learn_model(problem, options, pairs=None, jobs=1) -> Model
+    compile_model(programs, problem, time_limit=None) -> Model   (written programs)
+    inventory(problem, mentioned=()) -> (alphabet, features)
     check_limits(problem, pairs), saved_options(options) -> dict
     collector_paused()  (a context: Python's cyclic garbage collector off; the commands
                          learn under it, the library leaves the collector alone)
@@ -21,10 +23,13 @@ import gc
 import logging
 import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
+from fstsynth.dsl import BOUNDARY, Is, IsToken, Program
 from fstsynth.errors import UserError
 from fstsynth.model import Error, Model, PairModel
+from fstsynth.table_format import UNK
+from fstsynth.types import Token
 
 if TYPE_CHECKING:
     from fstsynth.problem import Problem
@@ -38,6 +43,10 @@ MAX_TRAINING_TOKENS = 1000
 MAX_ALPHABET = 1000
 #: Most column pairs learned in one run (a table of n columns has n(n-1) of them).
 MAX_COLUMN_PAIRS = 1000
+#: The variant of a program compiled as written (`compile_model`), not learned.
+COMPILED = "compiled"
+#: The ranking's costs a written program is scored with (finite for every predicate).
+COST_VARIANT = "token"
 
 
 log = logging.getLogger(__name__)
@@ -96,6 +105,28 @@ def check_limits(problem: "Problem", pairs: Sequence[tuple[int, int]]) -> None:
                 )
 
 
+def inventory(
+    problem: "Problem", mentioned: Iterable[Token] = ()
+) -> tuple[tuple[Token, ...], dict[Token, dict[str, bool]]]:
+    """The tokens a model of `problem` knows (sorted) and their features.
+
+    Every token of the problem's words and of its features (a features file's whole
+    inventory), trained on or not, is known to the model: read by its features, never
+    `<unk>`; so is every token in `mentioned` (those a written program reads or
+    writes). Learning, the transducers and the interpreter all read these features:
+    the problem's, vowel/consonant classes where it gives none, and features derived
+    from IPA for the tokens it says nothing of (used where cross-validation says they
+    help)."""
+    from fstsynth.alignment import with_vowel_classes
+    from fstsynth.features import with_ipa_features
+
+    alphabet = tuple(sorted(problem.alphabet() | set(problem.features) | set(mentioned)))
+    features = with_ipa_features(
+        with_vowel_classes(problem.features, alphabet), [tok for tok in alphabet if not problem.features.get(tok)]
+    )
+    return alphabet, features
+
+
 def learn_model(
     problem: "Problem",
     options: "Options | None" = None,
@@ -112,9 +143,7 @@ def learn_model(
     and the compiler are imported here, not with the module: loading and applying a
     model needs neither.)
     """
-    from fstsynth.alignment import with_vowel_classes
     from fstsynth.compiler import compile_program
-    from fstsynth.features import with_ipa_features
     from fstsynth.progress import report
     from fstsynth.synthesis import LearnResult, Options, learn
 
@@ -128,15 +157,7 @@ def learn_model(
             "%s: column %r has no row with another known cell: its '?' cells cannot be "
             "learned", problem.source or problem.name, problem.columns[j],
         )
-    # Every token of the features (a features file's whole inventory), trained on or
-    # not, is known to the model: read by its features, never `<unk>`.
-    alphabet = tuple(sorted(problem.alphabet() | set(problem.features)))
-    # Learning, the transducers and the interpreter all read these features: the
-    # problem's, vowel/consonant classes where it gives none, and features derived from
-    # IPA for the tokens it says nothing of (used where cross-validation says they help).
-    features = with_ipa_features(
-        with_vowel_classes(problem.features, alphabet), [tok for tok in alphabet if not problem.features.get(tok)]
-    )
+    alphabet, features = inventory(problem)
     learned: dict[tuple[int, int], PairModel] = {}
     for k, (s, t) in enumerate(todo):
         label = f"{problem.columns[s]} -> {problem.columns[t]}"
@@ -154,9 +175,76 @@ def learn_model(
         learned[(s, t)] = PairModel(
             s, t, result.program, result.cost, result.train_correct, result.train_total,
             compiled.tables(), compiled.transducers, seconds, result.held_out, result.variant,
-            alphabet=alphabet, features=features,
+            alphabet=alphabet, features=features, sampled=result.sampled,
         )
     report("column pair", len(todo), len(todo), "done")
     return Model(
         problem.columns, features, saved_options(options), alphabet, learned, problem.name, rows=problem.cells
+    )
+
+
+def compile_model(
+    programs: Mapping[tuple[int, int], Program],
+    problem: "Problem",
+    *,
+    time_limit: float | None = None,
+) -> Model:
+    """A model of written programs, one per column pair (source, target) of `problem`,
+    compiled as `learn_model` compiles learned ones: over `problem`'s tokens and
+    features (see `inventory`), and every token the programs mention.
+
+    `problem`'s rows, if it has any, are kept as a learned model keeps its training
+    rows (`report` shows the rules at work on them), and the pairs' `train_correct` /
+    `train_total` count the rows they reproduce. `time_limit` (seconds) bounds each
+    pair's compilation. Progress is reported as stage "column pair"."""
+    from fstsynth.bimachine import program_tokens
+    from fstsynth.compiler import compile_program
+    from fstsynth.progress import report
+    from fstsynth.rule_shape import shape_of
+    from fstsynth.synthesis import rule_cost
+
+    if not programs:
+        raise Error(f"{problem.name}: no program to compile")
+    check_limits(problem, list(programs))
+    shapes = [shape_of(rule) for program in programs.values() for pass_ in program.passes for rule in pass_.rules]
+    tests = [test.test for shape in shapes for slot in shape.slots for test in slot.tests]
+    mentioned = {test.token for test in tests if isinstance(test, IsToken) and test.token is not BOUNDARY}
+    for program in programs.values():
+        mentioned |= program_tokens(program, ()) - {UNK}
+    alphabet, features = inventory(problem, mentioned)
+    # A feature no known token has makes its tests fail everywhere: most likely the
+    # features (or the words that bring them) were not given.
+    tested = {test.feature for test in tests if isinstance(test, Is)}
+    tested |= {tier.test.tier for shape in shapes for tier in shape.tiers}
+    tested |= {tier.test.feature for shape in shapes for tier in shape.tiers if tier.test.feature is not BOUNDARY}
+    held = {name for feats in features.values() for name, value in feats.items() if value}
+    missing = sorted(tested - held)
+    if missing:
+        log.warning(
+            "%s: the rules test %s, which no token the model knows has: give the features "
+            "(--features) or the words they are for (--data)",
+            problem.source or problem.name, ", ".join(repr(name) for name in missing),
+        )
+    compiled_pairs: dict[tuple[int, int], PairModel] = {}
+    for k, ((s, t), program) in enumerate(sorted(programs.items())):
+        label = f"{problem.columns[s]} -> {problem.columns[t]}"
+        report("column pair", k, len(programs), label)
+        deadline = None if time_limit is None else time.monotonic() + time_limit
+        started = time.perf_counter()
+        try:
+            compiled = compile_program(program, alphabet, features, deadline=deadline)
+        except UserError as exc:
+            raise Error(f"{problem.name}: column pair {label}: {exc}") from None
+        seconds = {"compilation": time.perf_counter() - started}
+        pm = PairModel(
+            s, t, program, sum(rule_cost(r, COST_VARIANT) for p in program.passes for r in p.rules), 0, 0,
+            compiled.tables(), compiled.transducers, seconds, None, COMPILED,
+            alphabet=alphabet, features=features,
+        )
+        rows = problem.training_pairs(s, t)
+        correct = sum(p == target for p, (_, target) in zip(pm.predict_many([src for src, _ in rows]), rows))
+        compiled_pairs[(s, t)] = dataclasses.replace(pm, train_correct=correct, train_total=len(rows))
+    report("column pair", len(programs), len(programs), "done")
+    return Model(
+        problem.columns, features, {"variant": COMPILED}, alphabet, compiled_pairs, problem.name, rows=problem.cells
     )

@@ -8,6 +8,7 @@ Public API:
     read_pairs(path_or_pairs) -> Problem
     load_features(path) -> dict, with_features(problem, features, where) -> Problem
     parse_word(text), split_graphemes(text), WordSplitter(alphabet)(text) -> Word, splitter_for(alphabet)
+    look_alike(token, alphabet) -> Token | None, code_points(text) -> str
     Problem.column_pairs(), Problem.training_pairs(s, t), Problem.answer_text(answers)
 
 Every token is NFC-normalized on the way in, so that `é` typed as one code point or as
@@ -21,8 +22,9 @@ remembers whether it was written with spaces (`Problem.spaced`), and answers are
 written back in its style.
 
 Reading is strict where a slip would silently change what is learned: a TSV whose first
-line looks like a header (`singular<TAB>plural` above spaced words, or in letters none
-of which the rest of the file uses) takes it as the column names, with a warning; a file that
+line looks like a header (`singular<TAB>plural` above spaced words, two usual column
+names such as these above unspaced words, or in letters none of which the rest of the
+file uses) takes it as the column names, with a warning; a file that
 looks comma-separated is refused saying so; features naming tokens that occur nowhere in
 the data are reported (`with_features`).
 """
@@ -93,6 +95,34 @@ def parse_word(text: str, *, split_unspaced: bool = False) -> Word:
     if split_unspaced and " " not in text and "\t" not in text:
         return split_graphemes(text)
     return tuple(text.split())
+
+
+#: Characters easily typed or pasted for one another (the first of each group stands for
+#: the group): Latin letters and their Cyrillic, Greek and IPA look-alikes, apostrophes
+#: and stress marks, colons and the length mark. Compatibility forms (a fullwidth `ｇ`, a
+#: superscript `ʰ`) are folded by NFKC before these.
+_LOOK_ALIKE_GROUPS = (
+    "gɡ", "aаɑα", "eе", "oоο", "pрρ", "cсϲ", "xхχ", "yу", "iіι", "jј", "sѕ", "hһ", "kκк",
+    "AАΑ", "BВΒ", "EЕΕ", "HНΗ", "KКΚ", "MМΜ", "OОΟ", "PРΡ", "TТΤ", "XХΧ", "CС", "YУΥ", "IІΙ",
+    "JЈ", "SЅ", "əǝә", "ɛε", "ɸφ", "ʊυ", "ɣγ", "ʃ∫", "ʔɂ", "'’ʼʹ′ˈ", ":ː∶˸",
+)
+_LOOK_ALIKE = {char: group[0] for group in _LOOK_ALIKE_GROUPS for char in group}
+
+
+def _skeleton(token: Token) -> str:
+    return "".join(_LOOK_ALIKE.get(char, char) for char in unicodedata.normalize("NFKC", token))
+
+
+def look_alike(token: Token, alphabet: Iterable[Token]) -> Token | None:
+    """A token of `alphabet` that `token` looks like but is not (`ɡ`, U+0261, typed for
+    `g`; a Cyrillic `а` for a Latin `a`), or None. The first in sorted order if several."""
+    skeleton = _skeleton(token)
+    return min((t for t in alphabet if t != token and _skeleton(t) == skeleton), default=None)
+
+
+def code_points(text: str) -> str:
+    """`U+0261`, or `U+0074 U+0283` for a token of several characters."""
+    return " ".join(f"U+{ord(char):04X}" for char in text)
 
 
 def is_spaced(text: str) -> bool:
@@ -426,15 +456,34 @@ def _parse_tsv_problem(path: Path, text: str) -> Problem:
     return _directed_problem(path.stem, columns, rows, path)
 
 
+#: Words that name a column of word forms (compared case-blind). Above unspaced words
+#: in the same letters (`singular<TAB>plural` above `kitap<TAB>kitaplar`) nothing in
+#: the letters tells a header from a word pair: two such names do.
+COLUMN_NAMES = frozenset(
+    """source target input output in out from to word words form forms wordform lemma stem root base
+    singular plural sg pl dual nominative genitive dative accusative locative ablative instrumental
+    vocative nom gen dat acc loc abl ins voc present past future infinitive participle imperative
+    perfective imperfective masculine feminine neuter definite indefinite diminutive possessive
+    spelling orthography ortho grapheme graphemes phoneme phonemes phones phonemic phonetic
+    pronunciation ipa transcription transliteration romanization latin cyrillic greek arabic
+    written spoken standard dialect old new modern proto gloss meaning english""".split()
+)
+
+
 def _looks_like_header(first: Sequence[str], rest: Sequence[Sequence[str]]) -> bool:
     """Whether a TSV's first line names its columns: two unspaced words of several
-    characters, above lines most of which are written with spaces, or (five lines or
-    more) written in characters none of which another line uses (a word pair shares
-    some with the rest)."""
+    characters, above lines most of which are written with spaces, or that are both
+    usual column names (`COLUMN_NAMES`) neither of which the rest of its column uses,
+    or (five lines or more) written in characters none of which another line uses (a
+    word pair shares some with the rest)."""
     cells = [nfc(f).strip() for f in first]
     if any(not c or c == UNKNOWN or is_spaced(c) or len(split_graphemes(c)) < 2 for c in cells):
         return False
     if 2 * sum(any(is_spaced(c) for c in fields) for fields in rest) > len(rest):
+        return True
+    if all(c.casefold() in COLUMN_NAMES for c in cells) and not any(
+        nfc(fields[j]).strip() == c for fields in rest for j, c in enumerate(cells)
+    ):
         return True
     if len(rest) < 5:
         return False
@@ -540,6 +589,30 @@ def _some(tokens: Sequence[str], shown: int = 10) -> str:
     return ", ".join(tokens[:shown]) + (f", ... ({len(tokens)} in all)" if len(tokens) > shown else "")
 
 
+def _split_as_the_features_name(problem: Problem, features: Features) -> Problem:
+    """The problem with its unspaced words split into the longest tokens `features` (or
+    its spaced words) name, as a JSON problem's unspaced cells are split when its
+    features come with it: a TSV given `--features` naming `tʃ` reads `tʃaj` as `tʃ a j`,
+    not `t ʃ a j` (which left `tʃ` without a word and `t`, `ʃ` without features)."""
+    if not problem.unspaced or all(len(split_graphemes(tok)) == 1 for tok in features):
+        return problem
+    known = set(features)
+    known.update(
+        tok
+        for i, row in enumerate(problem.cells)
+        for j, word in enumerate(row)
+        if word is not None and (i, j) not in problem.unspaced
+        for tok in word
+    )
+    splitter = WordSplitter(known)
+    cells = [list(row) for row in problem.cells]
+    for i, j in problem.unspaced:
+        word = cells[i][j]
+        if word is not None:
+            cells[i][j] = splitter("".join(word))
+    return dataclasses.replace(problem, cells=tuple(tuple(row) for row in cells))
+
+
 def with_features(problem: Problem, features: Features, where: str) -> Problem:
     """The problem with `features` (read from `where`) added to its own.
 
@@ -550,6 +623,7 @@ def with_features(problem: Problem, features: Features, where: str) -> Problem:
     data it would change nothing: an error."""
     if not features:
         return problem
+    problem = _split_as_the_features_name(problem, features)
     alphabet = problem.alphabet()
     data = problem.source or problem.name
     absent = sorted(tok for tok in features if tok not in alphabet)

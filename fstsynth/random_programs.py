@@ -6,7 +6,7 @@ Public API:
     random_word(rng, alphabet, min_len, max_len) -> Word
     learn_back(seed, *, passes, max_rules, max_conjuncts, n_train, n_heldout) -> dict
 
-The programs use every construct of the DSL (DESIGN.md section 3) over a small
+The programs use every construct of the DSL (docs/design.md, section 3) over a small
 alphabet with `vowel`/`voice` features, so the same generator serves the
 interpreter/transducer comparisons and the "learn back a random program" benchmark.
 Everything is drawn from the `random.Random` passed in: same seed, same programs.

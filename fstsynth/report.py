@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from fstsynth.evaluation import Firing, derive
 from fstsynth.fileio import atomic_write_text
+from fstsynth.learning import COMPILED
 from fstsynth.progress import report
 from fstsynth.types import Word
 
@@ -181,24 +182,35 @@ def _pair_section(model: "Model", pm: "PairModel", pairs: list[tuple[Word, Word]
         if n % 100 == 0:
             report("tracing training words", n, len(pairs), name)
         forms, found = derivations[source] = derive(pm, source)
+        in_this_word: set[tuple[int, int]] = set()
         for f in found:
             key = (f.pass_number, f.rule_number)
+            if key in in_this_word:
+                continue  # words, not firings: a rule firing twice in a word counts it once
+            in_this_word.add(key)
             counts[key] += 1
             if len(fired[key]) < max_examples:
                 fired[key].append(_Example(forms[f.pass_number - 1], forms[f.pass_number], f))
+    # Written rules (`fstsynth compile`): its rows are words it was compiled for, not learned from.
+    compiled = pm.variant == COMPILED
     held_out = (
         "" if pm.held_out is None
-        else f"<tr><td>held-out rows predicted</td><td>{100 * pm.held_out:.1f}%</td></tr>"
+        else "<tr><td>training rows predicted in cross-validation (each by a program learned "
+        f"without it)</td><td>{100 * pm.held_out:.1f}%</td></tr>"
     )
     out.append(
         '<table class="figures">'
         f"<tr><td>rules</td><td>{pm.program.rule_count} in {len(pm.program.passes)} pass(es)</td></tr>"
-        f"<tr><td>training pairs reproduced</td><td>{pm.train_correct}/{pm.train_total}</td></tr>"
+        f"<tr><td>{'rows' if compiled else 'training pairs'} reproduced</td>"
+        f"<td>{pm.train_correct}/{pm.train_total}</td></tr>"
         f"{held_out}"
         + (f"<tr><td>variant</td><td>{_esc(pm.variant)}</td></tr>" if pm.variant else "")
         + "</table>"
     )
-    if not pairs:
+    if not pairs and compiled:
+        out.append('<p class="muted">The model keeps no words: it was compiled from written rules without '
+                   "<code>--data</code>. Give words with <code>--data</code> to see the rules at work.</p>")
+    elif not pairs:
         out.append('<p class="muted">The model keeps no training words (it was saved without them): '
                    "give the training file with <code>--data</code> to see the rules at work.</p>")
     if not pm.program.passes:
@@ -220,10 +232,11 @@ def _pair_section(model: "Model", pm: "PairModel", pairs: list[tuple[Word, Word]
                 for e in examples
             )
             count = counts.get((k + 1, r), 0)
+            first = f" (the first {len(examples)} shown)" if count > len(examples) else ""
             out.append(
                 f'<tr><td class="n">{r}</td><td><div class="spe">{_esc(rule_to_spe(rule))}</div>'
                 f'<div class="dsl">{_esc(str(rule))}</div></td>'
-                f'<td class="count">{count} word{"s" if count != 1 else ""}</td>'
+                f'<td class="count">{count} word{"s" if count != 1 else ""}{first}</td>'
                 f'<td class="examples">{shown}</td></tr>'
             )
         out.append("</tbody></table>")

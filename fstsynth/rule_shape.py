@@ -2,7 +2,7 @@
 
 Public API:
     shape_of(rule) -> RuleShape   (cached: rules are immutable values)
-    RuleShape, Slot, SlotTest, TierTest, Writes, Written, Copied (OutputItem)
+    RuleShape, Slot, SlotTest, TierTest, Writes, Written, Copied, Recoded (OutputItem)
     offsets_read(rule), referenced_tags(pass_), pass_looks_unboundedly_right(pass_),
     looks_unboundedly_right(program)
 
@@ -13,8 +13,11 @@ a transformation's own conditions are stated in one place:
   with whether it is negated (`Not(Not(p))` is `p`);
 - `tiers`: the tier tests (side, tier, feature tested, negation);
 - `writes`: what the transformation outputs at a token and at the start position, as
-  constant tokens and tokens read at an offset, and the conditions it adds (`ReplaceBy`
-  applies only to its source; a copy only where the copied offset holds a token).
+  constant tokens, tokens read at an offset, and the position's token recoded by a
+  feature transformation (`SetFeatures`, `Agree`), and the conditions it adds
+  (`ReplaceBy` applies only to its source; a copy, or an `Agree` with a neighbour, only
+  where that offset holds a token). Where a feature transformation applies depends on
+  the inventory as well (`features.Inventory`): backends expand it per token.
 `guarded_slots` are the slots with those conditions added: the rule fires at a position
 exactly where every test of `guarded_slots` and `tiers` holds (the interpreter is the
 definition; tests/test_rule_shape.py checks this on random programs).
@@ -28,6 +31,7 @@ from typing import Union
 
 from fstsynth.dsl import (
     BOUNDARY,
+    Agree,
     CopyInsert,
     CopyReplace,
     Delete,
@@ -42,6 +46,7 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    SetFeatures,
     TierIs,
     Transformation,
     TransformationApplied,
@@ -107,8 +112,14 @@ class TierTest:
 
     @property
     def rank(self) -> int:
-        """How many tier tokens lie between the position and the one tested."""
+        """How many tier tokens lie between the position (or, `inclusive`, just
+        before it) and the one tested."""
         return abs(self.test.index) - 1
+
+    @property
+    def inclusive(self) -> bool:
+        """The tier tokens are counted from the position itself (`TierIs.inclusive`)."""
+        return self.test.inclusive
 
     def __str__(self) -> str:
         return f"Not({self.test})" if self.negated else str(self.test)
@@ -128,7 +139,15 @@ class Copied:
     offset: int
 
 
-OutputItem = Union[Written, Copied]
+@dataclass(frozen=True)
+class Recoded:
+    """The position's token recoded by a feature transformation: `SetFeatures` (a
+    function of the token) or `Agree` (of the token and the one it agrees with)."""
+
+    transformation: Union[SetFeatures, Agree]
+
+
+OutputItem = Union[Written, Copied, Recoded]
 
 
 @dataclass(frozen=True)
@@ -139,7 +158,9 @@ class Writes:
     (before the first token). `conditions`: cell tests the transformation adds to the
     rule's predicates (it does not apply where one fails). `source`: the token a
     `ReplaceBy` applies to; `tokens`: the constant tokens it writes; `copy_offset`: the
-    offset a copy reads (None: no copy)."""
+    offset a copy reads (None: no copy); `recodes`: the feature transformation, if it
+    is one; `agrees_at`: the offset of the token an `Agree` reads (None: none, or a tier
+    token)."""
 
     transformation: Transformation
     at_token: tuple[OutputItem, ...]
@@ -148,6 +169,8 @@ class Writes:
     source: Token | None
     tokens: tuple[Token, ...]
     copy_offset: int | None
+    recodes: Union[SetFeatures, Agree, None] = None
+    agrees_at: int | None = None
 
     @property
     def keeps(self) -> bool:
@@ -188,6 +211,13 @@ def _writes(tr: Transformation) -> Writes:
         if isinstance(tr, CopyReplace):
             return Writes(tr, (copy,), (), needs_token, None, (), tr.offset)
         return Writes(tr, (kept, copy), (copy,), needs_token, None, (), tr.offset)
+    if isinstance(tr, SetFeatures):
+        return Writes(tr, (Recoded(tr),), (), (), None, (), None, recodes=tr)
+    if isinstance(tr, Agree):
+        if tr.tier is not None:
+            return Writes(tr, (Recoded(tr),), (), (), None, (), None, recodes=tr)
+        needs_token = (SlotTest(IsToken(BOUNDARY, tr.offset), True),)
+        return Writes(tr, (Recoded(tr),), (), needs_token, None, (), None, recodes=tr, agrees_at=tr.offset)
     raise TypeError(f"not a transformation: {tr!r}")
 
 
@@ -241,11 +271,12 @@ class RuleShape:
 
     @property
     def offsets(self) -> tuple[int, ...]:
-        """Every offset the rule reads at (its slots and its copy), sorted; tiers are
-        not at a fixed offset."""
+        """Every offset the rule reads at (its slots, its copy, the token it agrees
+        with), sorted; tiers are not at a fixed offset."""
         found = {slot.offset for slot in self.slots}
-        if self.writes.copy_offset is not None:
-            found.add(self.writes.copy_offset)
+        for offset in (self.writes.copy_offset, self.writes.agrees_at):
+            if offset is not None:
+                found.add(offset)
         return tuple(sorted(found))
 
     @property
@@ -257,8 +288,11 @@ class RuleShape:
 
     @property
     def looks_unboundedly_right(self) -> bool:
-        """It tests a tier to the right: it depends on tokens arbitrarily far ahead."""
-        return any(t.side > 0 for t in self.tiers)
+        """It tests a tier to the right, or agrees with a tier token to the right: it
+        depends on tokens arbitrarily far ahead."""
+        agrees = self.writes.recodes
+        right_agree = isinstance(agrees, Agree) and agrees.tier is not None and agrees.offset > 0
+        return right_agree or any(t.side > 0 for t in self.tiers)
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -23,7 +23,12 @@ tier in which only that tier's segments count: `‖ vowel tier: _ #` "no vowel f
 not high"; `{-f, #}` also holds when there is no such tier segment. On a tier `_` is
 the rule's focus, not counted; in an insertion (`∅ -> l a r / X _ #`) that is the
 segment before `∅`, which the tier then says: `‖ vowel tier (_ = the segment before ∅):
-[+back] _` "the vowel before the last segment (not counting it) is back".
+[+back] _` "the vowel before the last segment (not counting it) is back". A tier test
+that counts the focus itself says `(_ counted)`: `‖ vowel tier (_ counted): [+back] _`
+"the nearest vowel at or before the focus is back".
+Rules in features: `SetFeatures` is written `[-son] -> [-voice] / _ #`; `Agree` takes
+Greek-letter values from the segment it agrees with: `[+nas] -> [αcor βlab] / _ [αcor
+βlab]`, or, with a tier segment, `‖ vowel tier: [αback] _`.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Mapping, Sequence
 
 from fstsynth.dsl import (
     BOUNDARY,
+    Agree,
     CopyInsert,
     CopyReplace,
     Delete,
@@ -44,6 +50,7 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    SetFeatures,
     Transformation,
 )
 from fstsynth.interpreter import trace
@@ -59,24 +66,31 @@ def _tier_item(test: TierTest) -> tuple[str, bool]:
     return (f"-{test.feature}", True) if test.negated else (f"+{test.feature}", False)
 
 
-def _tier_contexts(tests: Sequence[TierTest], inserts: bool = False) -> str:
+def _tier_contexts(
+    tests: Sequence[TierTest], inserts: bool = False, agree: tuple[str, int, list[tuple[str, bool]]] | None = None
+) -> str:
     """`‖ tier: left _ right` for each tier the rule tests, in order of first test.
 
     On a tier `_` is the rule's focus, which is not counted. In an insertion that is
     the segment before `∅`, not the insertion site as in the main context, so there
     the tier says so: `vowel tier (_ = the segment before ∅): [+back] _` (the nearest
-    vowel before that segment; were the segment a vowel, it does not count)."""
-    by_tier: dict[str, dict[int, list[TierTest]]] = {}
+    vowel before that segment; were the segment a vowel, it does not count). `agree`:
+    (tier, index, items) an `Agree` reads from a tier token. Inclusive and exclusive
+    tests of a tier are written as separate contexts, as they count differently."""
+    by_tier: dict[tuple[str, bool], dict[int, list[tuple[str, bool]]]] = {}
     for test in tests:
-        by_tier.setdefault(test.tier, {}).setdefault(test.index, []).append(test)
+        by_tier.setdefault((test.tier, test.inclusive), {}).setdefault(test.index, []).append(_tier_item(test))
+    if agree is not None:
+        tier, index, items = agree
+        by_tier.setdefault((tier, False), {}).setdefault(index, []).extend(items)
     contexts = []
-    for tier, slots in by_tier.items():
-        def bundle(index: int, slots: dict[int, list[TierTest]] = slots) -> str:
-            return _bundle_items([_tier_item(t) for t in slots[index]])[0] if index in slots else "X"
+    for (tier, inclusive), slots in by_tier.items():
+        def bundle(index: int, slots: dict[int, list[tuple[str, bool]]] = slots) -> str:
+            return _bundle_items(slots[index])[0] if index in slots else "X"
 
         left = [bundle(k) for k in range(min(min(slots), 0), 0)]
         right = [bundle(k) for k in range(1, max(max(slots), 0) + 1)]
-        key = f" (_ = the segment before {EMPTY})" if inserts and left else ""
+        key = " (_ counted)" if inclusive else f" (_ = the segment before {EMPTY})" if inserts and left else ""
         contexts.append(f"{tier} tier{key}: " + " ".join([*left, "_", *right]))
     return "   ‖ " + "; ".join(contexts)
 
@@ -94,11 +108,6 @@ def _item(test: SlotTest) -> tuple[str, bool]:
     return ("¬" + tag, True) if test.negated else (tag, False)
 
 
-def _bundle(tests: Sequence[SlotTest]) -> tuple[str, bool]:
-    """A slot's tests as one SPE item; the flag says if it may be the boundary."""
-    return _bundle_items([_item(t) for t in tests])
-
-
 def _bundle_items(found: list[tuple[str, bool]]) -> tuple[str, bool]:
     items = list(dict.fromkeys(found))  # drop repeats, keep order
     if any(text == "#" for text, _ in items):
@@ -106,13 +115,22 @@ def _bundle_items(found: list[tuple[str, bool]]) -> tuple[str, bool]:
         return ("#" if all(b for _, b in items) else "(never)"), True
     boundary = all(b for _, b in items)
     texts = [t for t, _ in items if t != "X"] or ["X"]
-    if len(texts) == 1 and not texts[0].startswith(("+", "-")):
+    if len(texts) == 1 and not texts[0].startswith(("+", "-", *_GREEK)):
         body = texts[0]
     else:
         body = "[" + " ".join(texts) + "]"
     if boundary:
         return "{" + body + ", #}", True
     return body, False
+
+
+#: Variables over feature values, in the order an `Agree` names its features.
+_GREEK = "αβγδεζηθ"
+
+
+def _agreed(features: Sequence[str]) -> list[tuple[str, bool]]:
+    """`Agree`'s features as bundle items `αf`, `βg`, ... (the boundary never agrees)."""
+    return [(f"{_GREEK[k % len(_GREEK)]}{name}", False) for k, name in enumerate(features)]
 
 
 def _tokens(tokens: tuple[str, ...]) -> str:
@@ -126,13 +144,22 @@ def _copy(offset: int) -> str:
 def rule_to_spe(rule: Rule) -> str:
     """`focus -> change / left _ right` for one rule (see the module docstring)."""
     shape = shape_of(rule)
-    slots = {slot.offset: slot.tests for slot in shape.slots}
+    slots = {slot.offset: [_item(t) for t in slot.tests] for slot in shape.slots}
     tr: Transformation = rule.transformation
-    center = slots.pop(0, ())
+    agree = None  # an Agree with a tier token: (tier, index, items)
+    if isinstance(tr, Agree):
+        if tr.tier is None:
+            slots.setdefault(tr.offset, []).extend(_agreed(tr.features))
+        else:
+            agree = (tr.tier, tr.offset, _agreed(tr.features))
+    center = slots.pop(0, [])
     if shape.writes.source is not None:
-        center = (SlotTest(IsToken(shape.writes.source, 0), False), *center)
+        center = [_item(SlotTest(IsToken(shape.writes.source, 0), False)), *center]
+    if shape.writes.recodes is not None:
+        # A feature transformation applies to a segment only: the boundary is no focus.
+        center = [(text, False) for text, _ in center]
     if center:
-        focus, focus_boundary = _bundle(center)
+        focus, focus_boundary = _bundle_items(center)
     else:
         focus, focus_boundary = "X", True
     inserts = shape.writes.inserts
@@ -140,8 +167,8 @@ def rule_to_spe(rule: Rule) -> str:
         focus = "{#, " + focus.strip("{}").replace(", #", "") + "}" if focus != "X" else "{#, X}"
     lo = min(slots, default=0)
     hi = max(slots, default=0)
-    left = [_bundle(slots[k])[0] if k in slots else "X" for k in range(min(lo, 0), 0)]
-    right = [_bundle(slots[k])[0] if k in slots else "X" for k in range(1, max(hi, 0) + 1)]
+    left = [_bundle_items(slots[k])[0] if k in slots else "X" for k in range(min(lo, 0), 0)]
+    right = [_bundle_items(slots[k])[0] if k in slots else "X" for k in range(1, max(hi, 0) + 1)]
 
     if isinstance(tr, Insert):
         lhs, rhs = EMPTY, _tokens(tr.tokens)
@@ -157,13 +184,17 @@ def rule_to_spe(rule: Rule) -> str:
         lhs, rhs = focus, _copy(tr.offset)
     elif isinstance(tr, Identity):
         lhs, rhs = focus, focus
+    elif isinstance(tr, SetFeatures):
+        lhs, rhs = focus, "[" + " ".join(("+" if v else "-") + name for name, v in tr.values) + "]"
+    elif isinstance(tr, Agree):
+        lhs, rhs = focus, "[" + " ".join(text for text, _ in _agreed(tr.features)) + "]"
     else:
         raise TypeError(f"not a transformation: {tr!r}")
     text = f"{lhs} -> {rhs}"
     if left or right:
         text += " / " + " ".join([*left, "_", *right])
-    if shape.tiers:
-        text += _tier_contexts(shape.tiers, inserts)
+    if shape.tiers or agree is not None:
+        text += _tier_contexts(shape.tiers, inserts, agree)
     if isinstance(tr, Identity):
         text += "   (no change; blocks the rules below)"
     return text

@@ -225,6 +225,15 @@ def test_apply_warns_of_tokens_never_seen_in_training(plural_model):
     assert invoke("apply", plural_model, "k a t").stderr == ""
 
 
+def test_an_unseen_look_alike_of_a_trained_token_is_named_with_its_code_point(plural_model):
+    result = invoke("apply", plural_model, "p ɪ \u0261", "q")  # U+0261 typed for the trained g
+    assert result.exit_code == 0
+    assert result.stderr == (
+        "fstsynth: warning: tokens never seen in training: q (1 word), ɡ (1 word; U+0261, which looks like the "
+        "trained token g, U+0067); the model reads them as <unk> (README: Tokens the model has never seen)\n"
+    )
+
+
 # ------------------------------------------------------------------ learn and solve: what they read
 
 

@@ -45,9 +45,10 @@ def test_time_limit_holds_under_auto():
     # report), after the imports a first call makes.
     limit = 5
     rows = 10_000
+    reports: list[float] = []
     while True:
         problem = Problem("made-up", ("latin", "cyrillic"), tuple(_transliteration(rows)), (), {}, directed=True)
-        reports: list[float] = []
+        reports.clear()
         try:
             with progress.listening(lambda step, seen=reports: seen.append(time.monotonic())):
                 learn_model(problem, Options(variant="auto", time_limit=limit))

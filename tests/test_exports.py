@@ -20,6 +20,9 @@ from typer.testing import CliRunner
 from exporters.att import to_att
 from exporters.foma_script import foma_symbol, program_to_foma, tag_symbols
 from fstsynth.spe import derivation, rule_to_spe
+from programs import ALPHABET as FEATURE_ALPHABET
+from programs import FEATURES as FEATURE_FEATURES
+from programs import PROGRAMS as FEATURE_PROGRAMS
 from fsttools import (
     foma_definitions,
     foma_spaced_apply,
@@ -209,11 +212,11 @@ def test_a_composition_too_large_to_build_is_refused_with_a_hint(plural: Path, t
     assert cli("export", str(plural), "--format", "far", "--passes", "-o", str(tmp_path / "x.far")).exit_code == 0
 
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = (ROOT / "docs" / "exporting.md").read_text(encoding="utf-8")
 
 
 def readme_block(marker: str) -> str:
-    """The shell block of the README that contains `marker`."""
+    """The shell block of docs/exporting.md that contains `marker`."""
     blocks = README.split("```sh\n")[1:]
     found = [b.split("```")[0] for b in blocks if marker in b.split("```")[0]]
     assert len(found) == 1, f"one README shell block should contain {marker!r}"
@@ -422,7 +425,8 @@ TIER_ALPHABET = ("a", "a:", "i", "t", "s")
 @pytest.mark.parametrize("program, alphabet, features, variety", [
     (EVERY_CONSTRUCT, SMALL_ALPHABET, SMALL_FEATURES, 100),
     (TIER_PROGRAM, TIER_ALPHABET, TIER_FEATURES, 100),
-], ids=["every-construct", "tiers"])
+    (FEATURE_PROGRAMS["features-set-agree-and-inclusive-tiers"], FEATURE_ALPHABET, FEATURE_FEATURES, 100),
+], ids=["every-construct", "tiers", "feature-rules"])
 def test_every_construct_through_foma_script_and_att(program, alphabet, features, variety, tmp_path: Path) -> None:
     """foma (rule script and AT&T) agree with the interpreter on every word up to length
     4 over the alphabet, and HFST up to length 3, for a program with every DSL construct
@@ -596,19 +600,21 @@ def test_too_big_to_draw_is_a_clear_error(plural: Path, tmp_path: Path) -> None:
 
 def _saved_model(program: Program, alphabet: tuple[str, ...], path: Path) -> Path:
     """A model of one column pair compiled from a hand-written program, saved."""
-    from fstsynth.model import Model, PairModel, saved_options
+    from fstsynth.learning import saved_options
+    from fstsynth.model import Model, PairModel
+    from fstsynth.model_file import save_model
     from fstsynth.synthesis import Options
 
     compiled = compile_program(program, alphabet, {})
     pair = PairModel(0, 1, program, 0.0, 0, 0, compiled.tables(), compiled.transducers, alphabet=alphabet)
-    Model(("source", "target"), {}, saved_options(Options()), alphabet, {(0, 1): pair}).save(path)
+    save_model(Model(("source", "target"), {}, saved_options(Options()), alphabet, {(0, 1): pair}), path)
     return path
 
 
 def test_a_drawing_of_thousands_of_arcs_is_refused_at_once_naming_report(tmp_path: Path) -> None:
     """Issue 26: `export --format svg` of a 3,503-arc model ran Graphviz for over ten
     minutes with no message. A model of that size is now refused with one line."""
-    from fstsynth.compiler import arc_count
+    from fstsynth.transducers import arc_count
 
     letters = tuple("abcdefghijklmnopqrstuvwxyz")
     rules = tuple(

@@ -30,6 +30,9 @@ from fstsynth.compiler import CompositionTooLargeError, arc_count
 from fstsynth.model_file import save_model
 from fsttools import foma_definitions, foma_spaced_apply, hfst_apply, openfst_apply, require
 
+# Minutes of learning and of every FST tool reading every benchmark model.
+pytestmark = pytest.mark.slow
+
 TOOLS = (
     "farextract", "fstcompile", "fstconcat", "fstclosure", "fstcompose", "fstshortestpath",
     "hfst-txt2fst", "hfst-strings2fst", "hfst-compose", "hfst-project", "hfst-fst2strings",

@@ -21,10 +21,13 @@ from fstsynth.dsl import (
     TierIs,
 )
 from fstsynth.features import Inventory
+from fstsynth.learning import learn_model
+from fstsynth.problem import load_features, read_pairs, with_features
 from fstsynth.tables import UNK
 from fstsynth.interpreter import START, apply_transformation, eval_predicate, run, run_many
 from fstsynth.synthesis import Deadline, Options, learn, tagged_examples
 from fstsynth.synthesis.feature_changes import feature_transformations
+from fstsynth.synthesis.learner import configured
 
 # A small obstruent/vowel inventory: every token has its own bundle, except that
 # x and y share one (so a change towards it names no single token).
@@ -283,3 +286,79 @@ def test_every_token_of_a_features_file_is_known_to_the_model():
     assert pair.interpret(("b", "ʌ", "z"), model.features) == ("b", "ʌ", "z", "d")
     # A token that no features file names stays unknown, as before.
     assert pair.map_unknown(("b", "ʌ", "q")) == ("b", "ʌ", UNK)
+
+
+# ------------------------------------------------------------------ fewer, broader rules
+
+
+def test_no_rule_of_a_learned_pass_is_redundant_on_its_training_rows():
+    """With feature rules the pass keeps no rule whose rows the others answer as well
+    (English past: "-t after a voiceless non-coronal" went, "-t at the end" stayed)."""
+    pairs = data_pairs("english-past.tsv")
+    features = data_features("english-features.json")
+    program = learn(pairs, features, FEATURE_RULES).program
+    assert len(program.passes) == 1
+    rules = program.passes[0].rules
+
+    def right(kept: tuple[Rule, ...]) -> int:
+        shorter = Program((Pass(kept),))
+        return sum(run(shorter, source, features) == target for source, target in pairs)
+
+    assert right(rules) == len(pairs)
+    for k in range(len(rules)):
+        assert right(rules[:k] + rules[k + 1 :]) < len(pairs), f"rule {k} is redundant: {rules[k]}"
+
+
+def test_features_derived_from_ipa_are_the_inventory_the_program_is_learned_with():
+    """IPA data with no features file: the feature variant's SetFeatures must resolve
+    over the same features at apply time as in learning, and tier tests read
+    backness (Finnish-like harmony of an inclusive last vowel)."""
+    every = {"a": {"vowel": True, "ipa.back": True}, "e": {"vowel": True}, "t": {"vowel": False}}
+    underived = {tok: {n: v for n, v in f.items() if not n.startswith("ipa.")} for tok, f in every.items()}
+    opts, feats = configured(Options(variant="feature", feature_rules=True), every, underived)
+    assert feats is every and not opts.derived_tests
+    opts, feats = configured(Options(variant="feature"), every, underived)
+    assert feats is underived and opts.derived_tests
+    pairs = [
+        (tuple(w), tuple(w) + ("s", "a" if back else "e"))
+        for w, back in (("tat", True), ("tet", False), ("ta", True), ("te", False), ("tatt", True), ("tett", False))
+    ]
+    result = learn(pairs, every, Options(variant="token", feature_rules=True))
+    assert "ipa.back" in str(result.program)
+    assert run(result.program, tuple("teta"), every) == tuple("tetasa")
+    assert run(result.program, tuple("tate"), every) == tuple("tatese")
+
+
+# ------------------------------------------------------------------ through the compiled model
+
+
+def compiled_pair(tsv: str, features: str, variant: str):
+    """The compiled model of a data/ TSV with its features file, and its one pair."""
+    rows = [line.split("\t") for line in (DATA / tsv).read_text(encoding="utf-8").splitlines()]
+    problem = with_features(
+        read_pairs([row for row in rows if len(row) == 2 and not row[0].startswith("#")]),
+        load_features(DATA / features), features,
+    )
+    model = learn_model(problem, Options(variant=variant))
+    return model, next(iter(model.pairs.values()))
+
+
+@pytest.mark.parametrize(
+    "tsv, features, words",
+    [
+        (
+            "devoicing.tsv", "devoicing-features.json",
+            {"l ɔ v ə": "l ɔ f", "g a r aː ʒ ə": "g a r aː ʃ", "n ɛ r v ə n": "n ɛ r v ə"},
+        ),
+        (
+            "turkish-plural.tsv", "turkish-features.json",
+            {"e l m a": "e l m a l a r", "m a s a": "m a s a l a r", "k a h v e": "k a h v e l e r"},
+        ),
+    ],
+)
+def test_feature_rules_apply_through_the_compiled_tables(tsv, features, words):
+    model, pair = compiled_pair(tsv, features, "feature")
+    for source, target in words.items():
+        word = tuple(source.split())
+        assert " ".join(pair.predict(word)) == target
+        assert pair.interpret(word, model.features) == pair.predict(word)

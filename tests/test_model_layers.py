@@ -18,7 +18,8 @@ LAYERS: list[set[str]] = [
     {"errors", "types", "progress"},
     {"arrays", "fileio", "guard", "console", "drawing"},
     {"dsl", "features", "problem", "alignment", "table_format"},
-    {"interpreter", "chunks", "pairngram", "rule_shape", "tables", "batch_walker", "word_walker", "_walk"},
+    {"interpreter", "chunks", "pairngram", "rule_shape", "rules_text"}
+    | {"tables", "batch_walker", "word_walker", "_walk"},
     {"bimachine", "far", "transducers", "block_walker", "spe"},
     {"compiler", "synthesis"},
     {"random_programs", "evaluation"},

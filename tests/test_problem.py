@@ -173,6 +173,37 @@ def test_a_tsv_header_in_letters_the_words_never_use(tmp_path, caplog):
     assert "looks like a header" in caplog.text
 
 
+@pytest.mark.parametrize("header", ["singular\tplural", "Singular\tPlural", "word\tform"])
+def test_a_tsv_header_of_column_names_above_unspaced_words(tmp_path, caplog, header):
+    """In the words' own letters: only the names tell it from a word pair (learned as
+    one, it turned 4 rules into 12)."""
+    rows = ["kitap\tkitaplar", "ev\tevler", "göz\tgözler", "yol\tyollar", "kuş\tkuşlar"]
+    problem = load_problem(write(tmp_path, "p.tsv", "\n".join([header, *rows]) + "\n"))
+    assert problem.columns == tuple(header.split("\t")) and len(problem.cells) == 5
+    assert problem.cells[0] == (tuple("kitap"), tuple("kitaplar"))
+    assert f"line 1 ({header.replace(chr(9), '<TAB>')}) looks like a header" in caplog.text
+
+
+def test_a_tsv_word_pair_of_column_names_is_a_word_pair_when_the_column_uses_them(tmp_path, caplog):
+    content = "form\tforms\nform\tforms\nword\twords\n"  # English plurals: the words are data
+    problem = load_problem(write(tmp_path, "p.tsv", content))
+    assert problem.columns == ("source", "target") and len(problem.cells) == 3
+    assert "header" not in caplog.text
+
+
+def test_a_features_file_splits_unspaced_tsv_words_as_it_splits_json_cells(tmp_path):
+    from fstsynth.problem import with_features
+
+    features = {t: {"vowel": t in ("a", "aɪ", "ɔɪ")} for t in ("aɪ", "ɔɪ", "pf", "ts", "a", "t", "k")}
+    tsv = load_problem(write(tmp_path, "p.tsv", "pfaɪ\tpfaɪts\nkɔɪ\tkɔɪts\nta\tk a t\n"))
+    json_problem = load_problem(write(tmp_path, "p.json", doc(
+        [["pfaɪ", "pfaɪts"], ["kɔɪ", "kɔɪts"], ["ta", "k a t"]], features=features,
+    )))
+    split = with_features(tsv, features, "f.json").cells
+    assert split == json_problem.cells
+    assert split[0] == (("pf", "aɪ"), ("pf", "aɪ", "ts")) and split[2] == (("t", "a"), ("k", "a", "t"))
+
+
 @pytest.mark.parametrize(
     "content",
     [
@@ -234,3 +265,16 @@ def test_word_splitter_prefers_the_longest_known_tokens():
     assert split("tʃaːt") == ("tʃ", "aː", "t")
     assert split("t ʃ a") == ("t", "ʃ", "a")  # spaced: as given
     assert WordSplitter([])("tʃa") == ("t", "ʃ", "a")
+
+
+def test_look_alikes_of_trained_tokens():
+    from fstsynth.problem import code_points, look_alike
+
+    alphabet = ["g", "a", "tʃ", "ː", "ʰ", "ə"]
+    assert look_alike("\u0261", alphabet) == "g"  # IPA script g
+    assert look_alike("\u0430", alphabet) == "a"  # Cyrillic a
+    assert look_alike("t\u222b", alphabet) == "tʃ"  # an integral sign for esh
+    assert look_alike(":", alphabet) == "ː" and look_alike("\u01dd", alphabet) == "ə"
+    assert look_alike("\uff47", alphabet) == "g"  # fullwidth, folded by NFKC
+    assert look_alike("q", alphabet) is None and look_alike("g", alphabet) is None
+    assert code_points("tʃ") == "U+0074 U+0283"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 import os
 import subprocess
 import sys
@@ -21,16 +22,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from pynini.lib import rewrite
 
-from backends import check_cdrewrite, check_pynini_export, cdrewrite_grammar, same_function
+from backends import (
+    SAME_FUNCTION_MAX_STATES,
+    cdrewrite_grammar,
+    check_cdrewrite,
+    check_pynini_export,
+    same_function,
+)
 from conftest import DATA, ROOT, benchmark_problems, needs_benchmark
 from exporters.export import export_model
 from exporters.pynini_grammar import GrammarPair, grammar_source, load_grammar
-from fstsynth.errors import UserError
 from fstsynth.compiler import compile_program
 from fstsynth.dsl import Pass, Program
 from fstsynth.interpreter import run
 from program_strategies import cases, describe
-from programs import ALPHABET, FEATURES, PROGRAMS
+from programs import ALPHABET, FEATURES, NOT_WRITTEN_BY_PYNINI, PROGRAMS
 
 #: What a grammar may import: Pynini and the standard library.
 ALLOWED_IMPORTS = {"pynini", "os", "sys", "tempfile", "dataclasses", "typing"}
@@ -97,6 +103,10 @@ def test_tokens_keep_the_labels_of_the_models_symbol_table(plural_model, tmp_pat
 def test_cdrewrite_agrees_with_the_interpreter_and_the_compiled_transducer(name):
     program = PROGRAMS[name]
     compiled = compile_program(program, ALPHABET, FEATURES)
+    if name in NOT_WRITTEN_BY_PYNINI:
+        with pytest.raises(UserError, match="does not write"):
+            cdrewrite_grammar(program, compiled.tokens, _freeze(FEATURES))
+        return
     grammar, _, fst = cdrewrite_grammar(program, compiled.tokens, _freeze(FEATURES))
     for word in (w for n in range(4) for w in itertools.product((*ALPHABET, "q"), repeat=n)):
         mapped = compiled.map_unknown(word)
@@ -108,6 +118,8 @@ def test_same_function_tells_programs_apart():
     """The exact comparison can fail: each corpus program without its last rule is
     another function (on this corpus), and `same_function` says so."""
     for name, program in PROGRAMS.items():
+        if name in NOT_WRITTEN_BY_PYNINI:
+            continue  # refused: see the test above
         last = program.passes[-1]
         shorter = Program((*program.passes[:-1], Pass(last.rules[:-1])))
         compiled = compile_program(program, ALPHABET, FEATURES)
@@ -218,6 +230,7 @@ def test_passes_are_written_one_by_one_on_request(tmp_path):
 # ------------------------------------------------------------------ every dev-split model
 
 
+@pytest.mark.slow  # learns every dev-split problem, then builds and runs each grammar
 @needs_benchmark
 @pytest.mark.parametrize("name", [p.stem for p in benchmark_problems()] or ["(none)"])
 def test_dev_split_grammar_gives_applys_outputs(name, benchmark_models, tmp_path):
@@ -236,7 +249,9 @@ def test_dev_split_grammar_gives_applys_outputs(name, benchmark_models, tmp_path
                 mapped = pm.map_unknown(row[s])
                 assert tuple(grammar.rewrite(fst, list(mapped))) == run(pm.program, mapped, model.features)
         trans = pm.transducers()
-        if all(f.num_states() < 2_000 for f in trans.stages) and fst.num_states() < 2_000:
+        # Exactly where both are small (their composition and the relation walked are
+        # up to the products of their states).
+        if math.prod(f.num_states() for f in trans.stages) * fst.num_states() <= SAME_FUNCTION_MAX_STATES * 50:
             assert same_function(fst, trans.composed()), (name, s, t)
 
 
@@ -288,9 +303,24 @@ def test_titles_and_tokens_of_any_text_make_a_valid_module():
     assert grammar.rewrite(fst, ['"""', "\\", '"']) == ['"""', "[x]", "a'b", '"']
 
 
-def test_feature_transformations_are_refused_with_a_clear_message():
-    from fstsynth.dsl import Rule, SetFeatures
+@pytest.mark.parametrize("seed", range(12))
+def test_feature_changes_agree_with_the_interpreter(seed):
+    """Random programs with `SetFeatures`, `Agree` (with a neighbour or along a tier)
+    and inclusive tier tests (`fstsynth.random_programs`, whose features give tokens
+    bundles to change into), on random words and every word of up to 2 tokens."""
+    import random
 
-    program = Program((Pass((Rule((), SetFeatures((("voice", False),))),)),))
-    with pytest.raises(UserError, match=r"pass 1, rule 1 .*does not write SetFeatures rules yet"):
-        grammar_source([GrammarPair("pair-0-1", "s -> t", program)], ("<unk>", "b"), FEATURES)
+    from fstsynth import random_programs as rp
+
+    rng = random.Random(seed)
+    program = rp.random_program(
+        rng, passes=2, max_rules=4, features=("vowel", "voice", "back"), tiers=True, feature_rules=True
+    )
+    compiled = compile_program(program, rp.ALPHABET, rp.FEATURES)
+    grammar, _, fst = cdrewrite_grammar(program, compiled.tokens, _freeze(rp.FEATURES))
+    words = [rp.random_word(rng, rp.ALPHABET, 0, 6) for _ in range(40)]
+    words += [w for n in range(3) for w in itertools.product(rp.ALPHABET, repeat=n)]
+    for word in words:
+        assert tuple(grammar.rewrite(fst, list(word))) == run(program, word, rp.FEATURES), (program, word)
+    if fst.num_states() * math.prod(f.num_states() for f in compiled.transducers.stages) <= 1_000_000:
+        assert same_function(fst, compiled.transducers.composed()), program

@@ -69,6 +69,27 @@ def test_training_pairs_the_model_gets_wrong_are_listed_with_their_rules(plural)
     assert '<td class="word">f ʊ t</td><td class="word bad">f ʊ t s</td><td class="word">f iː t</td>' in text
 
 
+def test_the_page_counts_the_words_a_rule_fires_in_and_says_how_many_it_shows(plural):
+    """`fires in 10 words` above 8 words said nothing of the other 2; a rule firing
+    twice in a word counted it twice."""
+    model = load_model(plural)
+    rows = [(tuple(w), tuple(w) + ("z",)) for w in ("bɛl", "pɪg", "sʌn", "dɒg", "kæb")]
+    text = report_html(model, rows=rows, max_examples=3)
+    assert '<td class="count">5 words (the first 3 shown)</td>' in text
+    voiced = text[text.index("∅ -&gt; z"):].split("</tr>", 1)[0]
+    assert voiced.count('<div class="word">') == 3
+
+
+def test_the_cross_validation_figure_says_what_it_is(plural):
+    import dataclasses
+
+    model = load_model(plural)
+    pm = dataclasses.replace(model.pair(), held_out=0.9)
+    text = report_html(model, pairs=[pm])
+    assert "training rows predicted in cross-validation (each by a program learned without it)" in text
+    assert "held-out rows predicted" not in text
+
+
 def test_report_of_a_model_without_training_words(plural, tmp_path):
     import dataclasses
 

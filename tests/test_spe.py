@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fstsynth.spe import rule_to_spe
-from fstsynth.dsl import BOUNDARY, Insert, IsToken, Pass, Program, ReplaceBy, Rule, TierIs
+from fstsynth.dsl import BOUNDARY, Agree, Insert, Is, IsToken, Not, Pass, Program, ReplaceBy, Rule, SetFeatures, TierIs
 from fstsynth.interpreter import run
 
 
@@ -24,3 +24,20 @@ def test_tier_tests_to_the_right_and_on_replacements_read_as_before():
     assert rule_to_spe(right) == "∅ -> a / # _   ‖ vowel tier: _ [+back]"
     replace = Rule((TierIs("vowel", "back", -1),), ReplaceBy("e", ("a",)))
     assert rule_to_spe(replace) == "e -> a   ‖ vowel tier: [+back] _"
+
+
+def test_feature_rules_print_as_a_phonologist_writes_them():
+    devoice = Rule((Not(Is("son", 0)), IsToken(BOUNDARY, 1)), SetFeatures.of({"voice": False}))
+    assert rule_to_spe(devoice) == "[-son] -> [-voice] / _ #"
+    assert rule_to_spe(Rule((Is("nas", 0),), Agree(("place",), 1))) == "[+nas] -> [αplace] / _ [αplace]"
+    two = Rule((Is("nas", 0), Is("cons", 1)), Agree(("cor", "lab"), 1))
+    assert rule_to_spe(two) == "[+nas] -> [αcor βlab] / _ [+cons αcor βlab]"
+    harmony = Rule((Is("vowel", 0),), Agree(("back",), -1, "vowel"))
+    assert rule_to_spe(harmony) == "[+vowel] -> [αback]   ‖ vowel tier: [αback] _"
+
+
+def test_a_tier_test_counting_the_focus_says_so():
+    # "The last vowel of the word is back", read at the word's last segment.
+    tests = (IsToken(BOUNDARY, 1), TierIs("vowel", "back", -1, True), TierIs("vowel", "high", 1))
+    rule = Rule(tests, Insert(("l", "a", "r")))
+    assert rule_to_spe(rule) == "∅ -> l a r / {#, X} _ #   ‖ vowel tier (_ counted): [+back] _; vowel tier: _ [+high]"

@@ -11,6 +11,8 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 # Where the project's Python lives (mypy's own list is `files` in pyproject.toml).
 PROJECT_PATHS = ["fstsynth", "exporters", "scripts", "tests", "setup.py"]
@@ -48,6 +50,7 @@ def test_ruff_is_clean():
     assert not found, listed(found)
 
 
+@pytest.mark.slow  # a minute and more of CPU on a fresh checkout (no mypy cache)
 def test_mypy_is_clean():
     found = mypy_findings()
     assert not found, listed(found)

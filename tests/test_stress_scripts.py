@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# Whole learn, solve and apply runs, interrupted, side by side and fuzzed: minutes.
+pytestmark = pytest.mark.slow
 
 
 class Script:

@@ -10,7 +10,7 @@ Public API:
     rule_cost(rule, variant) -> float (the ranking score is its negation)
     TaggedExample, tagged_examples(word, target, features, mode, ...)
 
-The modules, in the order a pass is learned (DESIGN.md section 4):
+The modules, in the order a pass is learned (docs/design.md, section 4):
 
 - `options`: `Options`, the learner's `Error`, the one `Deadline` of a column pair.
 - `learner`: `learn`: `auto`'s cross-validation over the variants, and one variant's

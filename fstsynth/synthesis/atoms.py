@@ -21,7 +21,7 @@ from fstsynth.dsl import BOUNDARY, Is, IsToken, Not, Predicate, TierIs, Transfor
 from fstsynth.synthesis.bitsets import column_bits
 from fstsynth.synthesis.examples import TaggedExample
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
-from fstsynth.synthesis.ranking import INCLUSIVE_TIER_INDICES, TIER_INDICES, TIERS, predicate_cost
+from fstsynth.synthesis.ranking import INCLUSIVE_TIER_INDICES, TIER_DERIVED, TIER_INDICES, TIERS, predicate_cost
 from fstsynth.types import Features, Token
 
 # A slot is where one value decides a group of atoms: an offset (the (token, tag)
@@ -35,10 +35,14 @@ def atom_table(
     """Every atomic predicate true at some example, and a 0/1 table with a row per
     example and a column per predicate, in that order."""
     use_features = options.variant != "nofeature"
-    all_names = sorted({f for feats in features.values() for f in feats}) if use_features else []
+    every_name = sorted({f for feats in features.values() for f in feats}) if use_features else []
+    all_names = every_name if options.derived_tests else [f for f in every_name if not f.startswith(DERIVED)]
     # Features derived from IPA (`fstsynth.features`) are many: they are tested on the
     # token itself and its neighbours only (assimilation is local), not along tiers.
     feature_names = [f for f in all_names if not f.startswith(DERIVED)]
+    # With feature rules, the tiers are also read in the few derived features vowel
+    # harmony turns on (backness, rounding, height).
+    tier_names = feature_names + [f for f in TIER_DERIVED if options.feature_rules and f in every_name]
     w = options.window
     tiers = [t for t in TIERS if t in feature_names] if options.tiers else []
     # The atoms true at an example depend on one value in each of a few slots around it
@@ -81,11 +85,11 @@ def atom_table(
                 preds.append(TierIs(tier, BOUNDARY, index, inclusive))
                 # No such tier token: every feature test there is false, so its
                 # negation holds (as the interpreter and transducer read it).
-                preds.extend(Not(TierIs(tier, f, index, inclusive)) for f in feature_names if f != tier)
+                preds.extend(Not(TierIs(tier, f, index, inclusive)) for f in tier_names if f != tier)
             else:
                 preds.append(Not(TierIs(tier, BOUNDARY, index, inclusive)))
                 feats = features.get(tok, {})
-                for f in feature_names:
+                for f in tier_names:
                     if f == tier:
                         continue
                     pred = TierIs(tier, f, index, inclusive)

@@ -35,7 +35,14 @@ from fstsynth.types import Features, Token
 #: At most this many `SetFeatures` per pass, and `Agree` per place agreed with: the most
 #: frequent changes (a transcription with IPA features has a change per odd token pair,
 #: each a pool for the candidate search).
-MOST_CHANGES = 24
+MOST_CHANGES = 12
+MOST_AGREEMENTS = 4
+#: A change of more features than this is no phonological rule's (a letter for a
+#: stress mark, say): not proposed.
+MOST_FEATURES = 3
+#: A change of these (the classes every token is given: `alignment.with_vowel_classes`)
+#: makes a segment something else (a vowel a stress mark), not another segment.
+CLASS_FEATURES = frozenset({"vowel", "cons"})
 
 # Where an `Agree` reads: an offset, or (tier, index).
 _Source = int | tuple[str, int]
@@ -80,7 +87,7 @@ def feature_transformations(
             continue
         x, y = ex.word[ex.position][0], ex.output[0]
         change = _change(known, x, y)
-        if not change:
+        if not change or len(change) > MOST_FEATURES or any(name in CLASS_FEATURES for name, _ in change):
             continue
         if known.resolve(x, change) == y:
             set_counts[SetFeatures(change)] += 1
@@ -92,7 +99,7 @@ def feature_transformations(
                 agree_counts.setdefault(source, Counter())[tuple(name for name, _ in change)] += 1
     found: list[Transformation] = [tr for tr, _ in set_counts.most_common(MOST_CHANGES)]
     for source, counts in agree_counts.items():
-        names = [n for n, _ in counts.most_common(MOST_CHANGES)]
+        names = [n for n, _ in counts.most_common(MOST_AGREEMENTS)]
         union = tuple(sorted({name for group in names for name in group}))
         if len(names) > 1 and union not in names:
             names.append(union)

@@ -12,6 +12,7 @@ and `nofeature` cannot use features at all.
 
 from __future__ import annotations
 
+from fstsynth.features import DERIVED
 from fstsynth.dsl import (
     BOUNDARY,
     Agree,
@@ -39,6 +40,10 @@ TIER_COST = 1.3
 #: Tiers that tier predicates look along (when the features define them), and how far.
 TIERS = ("vowel",)
 TIER_INDICES = (1, -1, 2, -2)
+#: Features derived from IPA that tier tests read, with feature rules (vowel harmony),
+#: and what such a test costs more than one of a feature the data gives.
+TIER_DERIVED = ("ipa.back", "ipa.round", "ipa.hi", "ipa.lo")
+DERIVED_TIER_COST = 0.3
 #: Inclusive tier tests tried (counting the position itself: "the word's last vowel",
 #: read at its last token where a suffix goes). To the right only the exclusive ones:
 #: a prefix goes at the start position, from where they read the first vowel already.
@@ -60,6 +65,10 @@ def predicate_cost(pred: Predicate, variant: str) -> float:
     if isinstance(pred, TierIs):
         # Farther-reaching than a neighbour test: a little dearer, so local rules win ties.
         base = TIER_COST + 0.5 * (abs(pred.index) - 1) - (INCLUSIVE_DISCOUNT if pred.inclusive else 0.0)
+        if pred.feature is not BOUNDARY and pred.feature.startswith(DERIVED):
+            # A tier read in a feature the data did not give: where a test of a
+            # neighbour fits as well, the neighbour's.
+            base += DERIVED_TIER_COST
         return base + (0.1 if pred.feature is BOUNDARY else _FEATURE_COST[variant])
     base = 1.0 + 0.5 * abs(pred.offset)
     if isinstance(pred, IsToken):

@@ -326,7 +326,7 @@ def test_arc_counts_and_the_token_symbol_table():
     """arc_count (public) counts every arc of every state; token_symbols is the table a
     user's words are written in: epsilon and the word tokens, with the labels the
     transducers use, and nothing internal."""
-    from fstsynth.compiler import arc_count
+    from fstsynth.transducers import arc_count
 
     first, second, _ = _a_to_b(7, 3)
     assert (arc_count(first), arc_count(second)) == (6, 1)
