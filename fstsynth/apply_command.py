@@ -28,13 +28,14 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, NamedTuple
 
 from fstsynth.command_errors import MISMATCH, echo, error, guarded, warn
 from fstsynth.errors import UserError
+from fstsynth.stream import APPLY_FORMATS, tab_warning
+from fstsynth.stream import splitter as _splitter
 
 if TYPE_CHECKING:
     from fstsynth.guard import Guard
     from fstsynth.model import PairModel
     from fstsynth.stream import Applied, BlockApplier
 
-APPLY_FORMATS = ("plain", "tsv")
 APPLY_HELP = "Predict the target form of each word with the compiled transducer."
 
 
@@ -210,14 +211,6 @@ def _warn_tab(line: int) -> None:
     warn(tab_warning("<stdin>", line))
 
 
-def tab_warning(name: str, line: int) -> str:
-    """The warning for the first `source<TAB>target` line of an input to `apply`."""
-    return (
-        f"{name}: line {line} has a tab: the word is its first field (the source); "
-        "to score source<TAB>target lines use `fstsynth evaluate MODEL FILE`"
-    )
-
-
 def _apply_lines(
     pm: "PairModel", alphabet: set[str], batches: Iterator[List[str]] | List[List[str]], fmt: str, sep: str,
     trace: bool, check: bool, features: dict,
@@ -261,21 +254,6 @@ def _warn_unseen(unseen: Counter, alphabet: Iterable[str]) -> None:
     message = unseen_warning(unseen, alphabet)
     if message:
         warn(message)
-
-
-def _splitter(alphabet: set[str]) -> Callable[[str], tuple[str, ...]]:
-    """`problem.WordSplitter` for `alphabet`, made when first needed (only unspaced
-    words need it; importing `fstsynth.problem` costs start-up time)."""
-    made: list[Callable[[str], tuple[str, ...]]] = []
-
-    def split(text: str) -> tuple[str, ...]:
-        if not made:
-            from fstsynth.problem import WordSplitter
-
-            made.append(WordSplitter(alphabet))
-        return made[0](text)
-
-    return split
 
 
 def plain_apply(argv: Sequence[str]) -> int | None:

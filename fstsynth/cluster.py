@@ -173,7 +173,7 @@ class FileNotes:
             self.tab_line = applied.tab_line
 
     def warnings(self, alphabet: Iterable[str]) -> list[str]:
-        from fstsynth.apply_command import tab_warning
+        from fstsynth.stream import tab_warning
         from fstsynth.formatting import unseen_warning
 
         found = [] if self.tab_line is None else [tab_warning(self.name, self.tab_line)]
@@ -185,8 +185,8 @@ def _block_applier(model: Model, source: int | str | None, target: int | str | N
                    name: str) -> "BlockApplier":
     """`fstsynth apply`'s reading of standard input, for the file `name`, its output
     bytes UTF-8 (`stream.BlockApplier`)."""
-    from fstsynth.apply_command import APPLY_FORMATS, _splitter
-    from fstsynth.stream import BlockApplier
+    from fstsynth.stream import APPLY_FORMATS, BlockApplier
+    from fstsynth.stream import splitter as _splitter
 
     if fmt not in APPLY_FORMATS:
         raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(APPLY_FORMATS)}")
@@ -252,7 +252,7 @@ def apply_files(
     """`fstsynth apply MODEL FILE... --output-dir DIR [--scheduler ADDRESS]`: each
     FILE's predictions to DIR/<its name> (`apply_file`), here or, with `scheduler`, as
     one Dask task per file; then the warnings of all files, on standard error."""
-    from fstsynth.apply_command import tab_warning
+    from fstsynth.stream import tab_warning
     from fstsynth.command_errors import warn
     from fstsynth.formatting import unseen_warning
 

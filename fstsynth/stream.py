@@ -7,7 +7,7 @@ Public API:
     ByteApplier(model, alphabet, sep, walker, min_lines=0), ByteApplier.apply(block) -> Applied | None
     byte_applier(model, alphabet, sep, encoding, walker=None) -> ByteApplier | None
     BlockApplier(model, alphabet, sep, fmt, encoding, split), BlockApplier.apply(block) -> Applied
-    source_lines(lines, first) -> (words, tab_line)
+    source_lines(lines, first) -> (words, tab_line), tab_warning(name, line), splitter(alphabet), APPLY_FORMATS
     BLOCK_WALKERS, MIN_BYTE_LINES
     words_of(lines, split) -> (list[Word], blank)
     predict_batches(pair_model, batches, split) -> Iterator[Predicted]
@@ -351,3 +351,30 @@ class BlockApplier:
         if self._fmt == "tsv":
             texts = [f"{line}\t{text}" for line, text in zip(batch.lines, texts)]
         return Applied(b"", batch.unseen(self._alphabet), "\n".join(texts) + "\n", tab_line)
+
+
+#: The formats `apply` prints: the predictions, or word<TAB>prediction.
+APPLY_FORMATS = ("plain", "tsv")
+
+
+def tab_warning(name: str, line: int) -> str:
+    """The warning for the first `source<TAB>target` line of an input to `apply`."""
+    return (
+        f"{name}: line {line} has a tab: the word is its first field (the source); "
+        "to score source<TAB>target lines use `fstsynth evaluate MODEL FILE`"
+    )
+
+
+def splitter(alphabet: set[str]) -> Callable[[str], tuple[str, ...]]:
+    """`problem.WordSplitter` for `alphabet`, made when first needed (only unspaced
+    words need it; importing `fstsynth.problem` costs start-up time)."""
+    made: list[Callable[[str], tuple[str, ...]]] = []
+
+    def split(text: str) -> tuple[str, ...]:
+        if not made:
+            from fstsynth.problem import WordSplitter
+
+            made.append(WordSplitter(alphabet))
+        return made[0](text)
+
+    return split
