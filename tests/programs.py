@@ -147,7 +147,3 @@ PROGRAMS: dict[str, Program] = {
     ),
 }
 
-#: Corpus programs the Pynini export (the "cdrewrite" backend) does not write yet: it
-#: refuses SetFeatures and Agree with one line (issue 25). Tests of that backend expect
-#: the refusal, so that they fail the day it writes them and this set is emptied.
-NOT_WRITTEN_BY_PYNINI = frozenset({"features-set-agree-and-inclusive-tiers"})
