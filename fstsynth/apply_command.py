@@ -142,13 +142,18 @@ def run_apply(
     # output starts before the input ends.
     read = blocks(sys.stdin.buffer, on_read=on_input)
     encoding = sys.stdout.encoding or ""
+    applier = _block_applier_of(pm, alphabet, sep, fmt, encoding)
     if jobs == 1:
-        done: Iterator["Applied"] = map(_block_applier_of(pm, alphabet, sep, fmt, encoding).apply, read)
+        done: Iterator["Applied"] = map(applier.apply, read)
     else:
-        from fstsynth.block_pool import map_blocks
+        from fstsynth.block_pool import FORKS, map_blocks
 
-        # Each worker reads the model from its files (nothing of this process is shipped).
-        done = map_blocks(read, functools.partial(_block_applier, model_dir, source, target, sep, fmt, encoding), jobs)
+        # A forked worker has this process's applier already; a spawned one reads the
+        # model from its files (nothing of this process is shipped to it).
+        make = functools.partial(_same, applier) if FORKS else functools.partial(
+            _block_applier, model_dir, source, target, sep, fmt, encoding
+        )
+        done = map_blocks(read, make, jobs)
     unseen: Counter = Counter()
     tab_warned = False
     for applied in done:
@@ -170,6 +175,10 @@ def _block_applier_of(pm: "PairModel", alphabet: set[str], sep: str, fmt: str, e
     from fstsynth.stream import BlockApplier, lazy_splitter
 
     return BlockApplier(pm, alphabet, sep, fmt, encoding, lazy_splitter(alphabet))
+
+
+def _same(applier: "BlockApplier") -> "BlockApplier":
+    return applier
 
 
 def _block_applier(

@@ -3,8 +3,9 @@
 Public API:
     map_blocks(blocks, make_applier, jobs) -> Iterator[Applied]
 
-Each worker makes its own applier once (`make_applier()`: it loads the model from its
-files) and maps whole blocks with it (`stream.BlockApplier.apply`): a block's result
+Each worker makes its applier once (`make_applier()`: a forked worker may return the
+one it inherited; a spawned one loads the model from its files) and maps whole blocks
+with it (`stream.BlockApplier.apply`): a block's result
 does not depend on the process, so the output is the same bytes whatever `jobs` is.
 At most `2 * jobs` blocks are in flight, so memory stays bounded by a few blocks per
 worker however long the input, as with one process; and a result is written as soon as
@@ -23,6 +24,10 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 if TYPE_CHECKING:
     from fstsynth.stream import Applied, Block, BlockApplier
+
+#: Whether workers are forked (they start with a copy of this process: its applier
+#: too, without pickling it), rather than spawned.
+FORKS = "fork" in multiprocessing.get_all_start_methods()
 
 #: The worker's applier (set once in each worker by `_start`).
 _applier: "BlockApplier | None" = None
@@ -43,14 +48,13 @@ def map_blocks(
     blocks: Iterable["Block"], make_applier: Callable[[], "BlockApplier"], jobs: int
 ) -> Iterator["Applied"]:
     """Each block's result, in the order of `blocks`, made in `jobs` worker processes
-    (`make_applier`: picklable, called once in each). A result is given as soon as it
+    (`make_applier`: called once in each; picklable where workers are not forked). A result is given as soon as it
     and those before it are made: a thread reads the blocks, so that the output does
     not wait for more input (a pipe written line by line gets each answer at once)."""
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, not {jobs}")
-    methods = multiprocessing.get_all_start_methods()
     # fork: a worker starts in milliseconds, with the modules already imported.
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    context = multiprocessing.get_context("fork" if FORKS else None)
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start, initargs=(make_applier,))
     pool.submit(int).result()  # the workers start now, before the reading thread does
     # Futures in input order; at most 2 * jobs blocks read and not yet given out.

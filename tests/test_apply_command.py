@@ -45,14 +45,14 @@ def test_a_blank_line_gives_a_blank_line(plural_model, plain_lines):
 
 def test_the_command_and_the_library_write_an_unspaced_word_as_the_readme_says(plural_model):
     """`apply MODEL kiːp` prints tokens separated by spaces; `model.apply("kiːp")`
-    returns the word run together, as typed; the README says so, and why."""
+    returns the word run together, as typed; docs/commands.md says so, and why."""
     import fstsynth
 
     proc = _apply(plural_model, "kiːp")
     assert proc.stdout.decode() == "k iː p s\n"
     assert fstsynth.load(plural_model).apply("kiːp") == "kiːps"
     assert _apply(plural_model, "--join", "kiːp").stdout.decode() == "kiːps\n"
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join((ROOT / "docs" / "commands.md").read_text(encoding="utf-8").split())
     assert (
         "`apply` writes every prediction as tokens separated by spaces, also for a word typed unspaced "
         "(`fstsynth apply MODEL kol` prints `k o l l a r`), where the library's `model.apply(\"kol\")` returns "
