@@ -93,6 +93,7 @@ def start_and_signal(problem: Path, out: Path, sig: int) -> subprocess.Popen:
     return proc
 
 
+@pytest.mark.slow  # a whole learn run, signalled
 def test_sigint_keeps_previous_model_and_leaves_nothing(tmp_path, previous_model):
     out, before = previous_model
     proc = start_and_signal(big_problem(tmp_path / "big.json"), out, signal.SIGINT)
@@ -103,6 +104,7 @@ def test_sigint_keeps_previous_model_and_leaves_nothing(tmp_path, previous_model
     assert load_model(out).pair().predict(("k", "a", "t")) == ("k", "a", "t", "s")
 
 
+@pytest.mark.slow  # two whole learn runs
 def test_sigkill_keeps_previous_model_and_next_run_cleans_up(tmp_path, previous_model):
     out, before = previous_model
     problem = big_problem(tmp_path / "big.json")

@@ -218,6 +218,7 @@ def damaged(original: bytes, rng: random.Random, cut: float, changes: int, keep:
     return bytes(data)
 
 
+@pytest.mark.slow  # a fuzz loop of child processes
 def test_random_doctored_archives_never_kill_the_process(copy, tmp_path):
     """Random damage with the checksum updated each time. Measured before this check
     existed: 3 in 60 such archives hung OpenFst or aborted the process (SIGABRT). Now
@@ -323,6 +324,7 @@ def test_missing_tables(copy):
     assert apply_error(copy) == (2, f"fstsynth: error: {copy / 'tables.npz'}: missing apply tables\n")
 
 
+@pytest.mark.slow  # a fuzz loop
 def test_random_doctored_tables_never_kill_the_process(copy):
     """Random damage to the arrays, the checksum updated each time: each model is read
     (harmless damage, or damage the range checks let through: wrong words at worst) or

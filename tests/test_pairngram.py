@@ -28,6 +28,7 @@ def test_codec_round_trips_multi_character_tokens():
     assert codec.decode(chars) == ("t͡ʃ", "a:", "-", "_")
 
 
+@pytest.mark.slow  # the benchmarks' peer, trained
 def test_pair_ngram_learns_a_substitution_and_uses_the_first_known_column():
     words = ["b a t a", "t a b a", "b a b a", "a t a", "t a t a b", "b a t", "a b a t a"]
     cells = tuple((tuple(w.split()), tuple(w.replace("b", "p").split())) for w in words)
