@@ -26,7 +26,7 @@ from fstsynth import model as records
 from fstsynth.errors import UserError
 from fstsynth.evaluation import evaluate_pairs
 from fstsynth.learning import compile_model, learn_model
-from fstsynth.model_file import load_model, save_model
+from fstsynth.model_file import save_model
 from fstsynth.problem import Problem, load_features, nfc, read_pairs, with_features
 from fstsynth.rules_text import PairRules, parse_rules
 from fstsynth.synthesis import Options
@@ -108,8 +108,12 @@ def learn(
 
 
 def load(path: str | Path) -> Model:
-    """A model directory written by `Model.save` or `fstsynth learn`."""
-    return Model.of(load_model(path))
+    """A model directory written by `Model.save` or `fstsynth learn`. It pickles as
+    its files' bytes (`fstsynth.cluster.ShippedModel`), so Dask can ship it to workers,
+    and has `apply_partition` for a `dask.bag`."""
+    from fstsynth.cluster import load as load_shipped
+
+    return load_shipped(path)
 
 
 def compile(

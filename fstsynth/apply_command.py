@@ -75,6 +75,12 @@ APPLY_OPTIONS = (
     ApplyOption("jobs", ("--jobs", "-j"), int, 1,
                 "Worker processes for standard input, a block of lines each at a time (the same output).",
                 minimum=1),
+    ApplyOption("output_dir", ("--output-dir", "-o"), Path, None,
+                "Read the WORD arguments as files of words, one per line; write each one's predictions to a file "
+                "of the same name here (what apply prints for the file on stdin)."),
+    ApplyOption("scheduler", ("--scheduler",), str, None,
+                "With --output-dir: one task per file on the Dask cluster at this address "
+                "(pip install 'fstsynth[dask]'; the workers must see the files)."),
 )
 
 
@@ -98,13 +104,28 @@ def run_apply(
     join: bool = False,
     jobs: int = 1,
     on_input: Optional[Callable[[int], None]] = None,
+    output_dir: Optional[str | Path] = None,
+    scheduler: Optional[str] = None,
 ) -> int:
     """`fstsynth apply`'s body (see `APPLY_OPTIONS`): predictions on standard output;
     exit code 0, or 1 if `check` found words where the transducer and the interpreter
     differ. Errors are raised (`guarded` reports them). `on_input`: called with the
-    bytes of standard input read so far, after each read."""
+    bytes of standard input read so far, after each read. With `output_dir`, `words`
+    are files of words, each predicted into a file there, on the Dask cluster at
+    `scheduler` if given (`fstsynth.cluster.apply_files`)."""
     from fstsynth.model_file import load_model
     from fstsynth.stream import blocks
+
+    if output_dir is not None or scheduler is not None:
+        if output_dir is None:
+            raise UserError("apply --scheduler: give --output-dir DIR and the files of words to read")
+        if check or trace or jobs > 1:
+            raise UserError("apply --output-dir writes predictions only, a file at a time: run --check, --trace "
+                            "and --jobs without it")
+        from fstsynth.cluster import apply_files
+
+        apply_files(model_dir, words or [], output_dir, scheduler, source, target, fmt, join)
+        return 0
 
     if fmt not in APPLY_FORMATS:
         raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(APPLY_FORMATS)}")
@@ -177,8 +198,13 @@ def _stdin_lines(read: Iterator) -> Iterator[List[str]]:
 
 
 def _warn_tab(line: int) -> None:
-    warn(
-        f"<stdin>: line {line} has a tab: the word is its first field (the source); "
+    warn(tab_warning("<stdin>", line))
+
+
+def tab_warning(name: str, line: int) -> str:
+    """The warning for the first `source<TAB>target` line of an input to `apply`."""
+    return (
+        f"{name}: line {line} has a tab: the word is its first field (the source); "
         "to score source<TAB>target lines use `fstsynth evaluate MODEL FILE`"
     )
 

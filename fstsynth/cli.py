@@ -195,6 +195,12 @@ def learn(
             typer.echo(
                 f"  {model.columns[s]} -> {model.columns[t]}: rules per pass [{per_pass}], "
                 f"training pairs reproduced {pm.train_correct}/{pm.train_total}"
+                + (
+                    f" (rules learned from a sample of {pm.sampled:,}: pairs evenly spaced, then pairs a program "
+                    "learned from those got wrong)"
+                    if pm.sampled is not None
+                    else ""
+                )
             )
             hint = _features_hint(pm, given=_has_features(model))
             if hint:
@@ -207,7 +213,7 @@ def learn(
 @app.command("compile")
 def compile_rules(
     rules: Path = typer.Argument(
-        ..., help="The rules: the text `fstsynth show` prints, edited or written by hand (README: Compiling rules)."
+        ..., help="The rules: the text `fstsynth show` prints, edited or written by hand (docs/commands.md: compile)."
     ),
     output: Path = typer.Option(..., "--output", "-o", help="Model directory to write."),
     features: Optional[Path] = typer.Option(None, "--features", help=FEATURES_HELP),
@@ -453,6 +459,10 @@ def solve(
     jobs: int = typer.Option(
         1, "--jobs", "-j", min=1, help="Worker processes (problems are spread over them; same answers)."
     ),
+    scheduler: Optional[str] = typer.Option(
+        None, "--scheduler", help="Solve each problem as a task on the Dask cluster at this address "
+        "(pip install 'fstsynth[dask]'; same answers).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
 ) -> None:
     """Fill every `?` of each problem and write an answer file of the same name in OUT."""
@@ -464,6 +474,8 @@ def solve(
 
         files = _problem_files(problems)
         options = _options(variant, time_limit, alignment)
+        if scheduler is not None and jobs > 1:
+            raise UserError("solve: --jobs runs here and --scheduler on a cluster: give one of them")
         if out.exists() and not out.is_dir():
             raise UserError(f"{out}: exists and is not a directory")
         if not out.exists():
@@ -472,7 +484,7 @@ def solve(
         check_writable(out / "answer")
         started = time.perf_counter()
         with showing_progress(quiet), collector_paused():
-            total_mismatches, failures = _solve_all(files, options, out, check, jobs)
+            total_mismatches, failures = _solve_all(files, options, out, check, jobs, scheduler)
         typer.echo(
             f"solved {len(files) - failures}/{len(files)} problem(s) in {time.perf_counter() - started:.1f}s"
             + (f"; interpreter/transducer mismatches: {total_mismatches}" if check else "")
@@ -485,7 +497,9 @@ def solve(
     _guard(body)
 
 
-def _solve_all(files: Sequence[Path], options: "Options", out: Path, check: bool, jobs: int) -> tuple[int, int]:
+def _solve_all(
+    files: Sequence[Path], options: "Options", out: Path, check: bool, jobs: int, scheduler: str | None = None
+) -> tuple[int, int]:
     """Solve each file and write its answers; (mismatches, problems that failed)."""
     from fstsynth import progress
     from fstsynth.parallel import solve_files
@@ -494,7 +508,13 @@ def _solve_all(files: Sequence[Path], options: "Options", out: Path, check: bool
     total_mismatches = 0
     failures = 0
     progress.report("problem", 0, len(files), files[0].name)
-    for k, result in enumerate(solve_files(files, options, check=check, jobs=jobs), start=1):
+    if scheduler is None:
+        results = solve_files(files, options, check=check, jobs=jobs)
+    else:
+        from fstsynth.cluster import solve_on_cluster
+
+        results = solve_on_cluster(files, options, scheduler, check=check)
+    for k, result in enumerate(results, start=1):
         progress.report("problem", k, len(files), files[k].name if k < len(files) else "")
         path = result.path
         if result.problem is None:

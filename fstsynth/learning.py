@@ -175,7 +175,7 @@ def learn_model(
         learned[(s, t)] = PairModel(
             s, t, result.program, result.cost, result.train_correct, result.train_total,
             compiled.tables(), compiled.transducers, seconds, result.held_out, result.variant,
-            alphabet=alphabet, features=features,
+            alphabet=alphabet, features=features, sampled=result.sampled,
         )
     report("column pair", len(todo), len(todo), "done")
     return Model(

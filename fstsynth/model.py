@@ -75,6 +75,9 @@ class PairModel:
     # typed word and running the interpreter need.
     alphabet: tuple[Token, ...] = ()
     features: Features = field(default_factory=dict)
+    # The training rows the program was synthesized from, when a sample of them
+    # (`synthesis.learner.fit`; not saved); None: all.
+    sampled: int | None = None
 
     @property
     def far_key(self) -> str:

@@ -3,6 +3,8 @@
 Public API:
     FileResult
     solve_files(paths, options, check=False, jobs=1) -> Iterator[FileResult]
+    load_one(path) -> FileResult, solve_loaded(loaded, options, check) -> FileResult
+      (the two halves of one file's work; `fstsynth.cluster` runs the second on Dask)
 
 Each problem is solved by the very same `solve_problem` call in whichever process runs
 it, so the answers do not depend on `jobs`; results come back in the order of `paths`.
@@ -41,16 +43,28 @@ class FileResult:
     learn_error: str | None = None
 
 
-def _solve_one(path: Path, options: Options, check: bool) -> FileResult:
+def load_one(path: Path) -> FileResult:
+    """The file's problem, not yet solved (or the error reading it)."""
     try:
-        problem = load_problem(path)
+        return FileResult(path, load_problem(path), None)
     except UserError as exc:
         return FileResult(path, None, None, load_error=str(exc))
+
+
+def solve_loaded(loaded: FileResult, options: Options, check: bool) -> FileResult:
+    """Solve the problem `load_one` read (a result without one is returned as it is)."""
+    path, problem = loaded.path, loaded.problem
+    if problem is None:
+        return loaded
     try:
         report = solve_problem(problem, options, check=check)
     except UserError as exc:
         return FileResult(path, problem, None, learn_error=str(exc))
     return FileResult(path, problem, SolveReport(report.problem, report.answers, None, report.seconds))
+
+
+def _solve_one(path: Path, options: Options, check: bool) -> FileResult:
+    return solve_loaded(load_one(path), options, check)
 
 
 def _size(path: Path) -> int:

@@ -23,7 +23,7 @@ import math
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence, Sized
 
 from fstsynth.alignment import examples_from_alignment, learn_affinity, learn_leads
 from fstsynth.chunks import chunk_alignments
@@ -64,6 +64,8 @@ class LearnResult:
     # Share of training rows predicted right by programs learned without them
     # (cross-validation; None when not measured): how far the program generalizes.
     held_out: float | None = None
+    # The rows the program was synthesized from, when a sample (`fit`): None, all rows.
+    sampled: int | None = None
 
 
 def learn(
@@ -106,7 +108,7 @@ def learn(
     if options.variant != AUTO:
         # Features derived from IPA are used only where cross-validation keeps them.
         opts, feats = configured(options, features, without_derived(features))
-        return learn_variant(pairs, feats, opts, limit)
+        return fit(pairs, feats, opts, limit)
     k = min(options.folds, len(pairs))
     if jobs > 1 and k >= 2:
         from concurrent.futures import ProcessPoolExecutor
@@ -144,7 +146,7 @@ def _fold(
     return right, part.seconds, part.program.rule_count
 
 
-def _evenly(pairs: Pairs, rows: int) -> list[int]:
+def _evenly(pairs: Sized, rows: int) -> list[int]:
     """The indices of at most `rows` of `pairs`, evenly spaced (all if no more)."""
     if len(pairs) <= rows:
         return list(range(len(pairs)))
@@ -319,12 +321,10 @@ def _learn_auto(
     else:
         tied = list(range(len(variants)))
     if pool is not None and len(tied) > 1:
-        futures = [
-            pool.submit(learn_variant, pairs, variant_features[rank], variants[rank], deadline) for rank in tied
-        ]
+        futures = [pool.submit(fit, pairs, variant_features[rank], variants[rank], deadline) for rank in tied]
         results = [future.result() for future in futures]
     else:
-        results = [learn_variant(pairs, variant_features[rank], variants[rank], deadline) for rank in tied]
+        results = [fit(pairs, variant_features[rank], variants[rank], deadline) for rank in tied]
     best_key = None
     best: LearnResult | None = None
     for rank, result in zip(tied, results):
@@ -366,6 +366,56 @@ def _clearly_shorter(rules: Sequence[int], other: Sequence[int]) -> bool:
     """Whether programs of `rules` rules per split are shorter than those of `other`:
     no longer on any split, shorter on some."""
     return all(a <= b for a, b in zip(rules, other)) and any(a < b for a, b in zip(rules, other))
+
+
+def fit(pairs: Pairs, features: Features, options: Options, deadline: Deadline | None = None) -> LearnResult:
+    """The program one variant learns from `pairs`: `learn_variant` on all of them, or,
+    past `options.fit_rows`, on a sample (`LearnResult.sampled` says how many rows).
+
+    The sample is two thirds of `fit_rows` rows, evenly spaced; the program learned from
+    them is run on every row, and the rows it gets wrong (evenly spaced among them) fill
+    the sample up to `fit_rows` for a second program. Of the two, the one reproducing
+    more rows of all is kept (ties: fewer rules), its counts over all rows. The wrong
+    rows are what the sample misses (rare spellings, exceptions), which the greedy
+    selection needs to see; the common ones are in any sample. Learning takes more than
+    linear time and memory in the rows (every candidate rule holds a bitset over every
+    example), so this bounds both; predicting all rows is linear."""
+    limit = options.fit_rows
+    if deadline is None:
+        deadline = Deadline.after(options.time_limit)
+    if limit is None or len(pairs) <= limit:
+        return learn_variant(pairs, features, options, deadline)
+    seconds: dict[str, float] = {}
+    sample = set(_evenly(pairs, limit * 2 // 3))
+    best: tuple[tuple[int, int], LearnResult] | None = None
+    for _round in range(2):
+        rows = sorted(sample)
+        result = learn_variant([pairs[i] for i in rows], features, options, deadline)
+        for key_, value in result.seconds.items():
+            seconds[key_] = seconds.get(key_, 0.0) + value
+        started = time.perf_counter()
+        report("checking on all rows", 0, len(pairs), options.variant)
+        predicted = _predict(result.program, [src for src, _ in pairs], features, deadline)
+        seconds["checking"] = seconds.get("checking", 0.0) + time.perf_counter() - started
+        wrong = [i for i, (p, (_, tgt)) in enumerate(zip(predicted, pairs)) if p != tgt]
+        right = len(pairs) - len(wrong)
+        key = (-right, result.program.rule_count)
+        if best is None or key < best[0]:
+            best = (key, replace(result, train_correct=right, train_total=len(pairs), sampled=len(rows)))
+        missed = [i for i in wrong if i not in sample]
+        if not missed or len(sample) >= limit:
+            break
+        sample.update(missed[k] for k in _evenly(missed, limit - len(sample)))
+    assert best is not None
+    return replace(best[1], seconds=seconds)
+
+
+def _predict(program: Program, words: Sequence[Word], features: Features, deadline: Deadline) -> list[Word]:
+    """`run_many`, the deadline checked between slices of the words."""
+    tagged: list[list[TaggedToken]] = [[(tok, None) for tok in word] for word in words]
+    for pass_ in program.passes:
+        tagged = _run_pass(pass_, tagged, features, deadline)
+    return [tuple(tok for tok, _ in word) for word in tagged]
 
 
 def _run_pass(

@@ -63,6 +63,12 @@ class Options:
     # (1,000 spelling -> IPA pairs: the same program from 300 as from 1,000, learned
     # in 28 s instead of 46 s.)
     cv_rows: int = 300
+    # Past this many rows, a program is learned from a sample of them (`learner.fit`):
+    # two thirds evenly spaced, then the rows the program learned from those gets wrong,
+    # up to this many in all; the program reproducing the most rows of all is kept
+    # (learning grows faster than linearly with the rows, and its memory with them).
+    # None: always from all rows.
+    fit_rows: int | None = 3000
     # A broad rule wrong only on examples that need no change may be taken with up to
     # this many `Identity` rules before it that keep those examples as they are, and a
     # very broad one also with rules making another change at a few odd examples
@@ -88,6 +94,8 @@ class Options:
             raise Error(f"max_passes must be between 1 and 10, not {self.max_passes}")
         if not 0 <= self.exceptions <= 10:
             raise Error(f"exceptions must be between 0 and 10, not {self.exceptions}")
+        if self.fit_rows is not None and self.fit_rows < 3:
+            raise Error(f"fit_rows must be at least 3 (or None), not {self.fit_rows}")
         if not 0 <= self.max_conjuncts <= 4:
             raise Error(f"max_conjuncts must be between 0 and 4, not {self.max_conjuncts}")
 
