@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pynini
 
-from fstsynth.compiler import arc_count
+from fstsynth.transducers import arc_count
 from fstsynth.errors import UserError
 
 MAX_STATES = 300

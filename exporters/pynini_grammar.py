@@ -49,17 +49,13 @@ from fstsynth.dsl import (
     Transformation,
     TransformationApplied,
 )
-from fstsynth.errors import UserError
+from fstsynth.features import inventory
 from fstsynth.rule_shape import SlotTest, TierTest, shape_of
 from fstsynth.types import Features, Token
 
 RUNTIME = Path(__file__).with_name("pynini_runtime.py")
 IMPORTS_START = "# ---- imports ----"
 RUNTIME_START = "# ---- runtime (everything below is copied into exported grammars) ----"
-
-
-class Error(UserError):
-    """A program the grammar cannot write."""
 
 
 @dataclass(frozen=True)
@@ -71,8 +67,13 @@ class GrammarPair:
     program: Program
 
 
-def _transformation(tr: Transformation) -> str:
+Recoded = dict[Transformation, str]  # feature transformations -> their names in the module
+
+
+def _transformation(tr: Transformation, recoded: Recoded) -> str:
     """A transformation in the grammar's notation."""
+    if isinstance(tr, (SetFeatures, Agree)):
+        return recoded[tr]
     if isinstance(tr, ReplaceBy):
         return f"ReplaceBy({tr.source!r}, {list(tr.target)!r})"
     if isinstance(tr, ReplaceAnyBy):
@@ -86,14 +87,14 @@ def _transformation(tr: Transformation) -> str:
     raise TypeError(f"not a transformation: {tr!r}")
 
 
-def _cell_test(test: SlotTest) -> str:
+def _cell_test(test: SlotTest, recoded: Recoded) -> str:
     inner = test.test
     if isinstance(inner, IsToken):
         text = "END" if inner.token is BOUNDARY else f"token({inner.token!r})"
     elif isinstance(inner, Is):
         text = f"feature({inner.feature!r})"
     elif isinstance(inner, TransformationApplied):
-        text = f"made_by({_transformation(inner.transformation)})"
+        text = f"made_by({_transformation(inner.transformation, recoded)})"
     else:
         raise TypeError(f"not a cell test: {inner!r}")
     return f"~{text}" if test.negated else text
@@ -106,11 +107,13 @@ def _tier_test(test: TierTest) -> str:
     return f"~{text}" if test.negated else text
 
 
-def _rule_call(var: str, rule: Rule) -> str:
+def _rule_call(var: str, rule: Rule, recoded: Recoded) -> str:
     shape = shape_of(rule)
-    args = [_transformation(rule.transformation)]
+    args = [_transformation(rule.transformation, recoded)]
     if shape.slots:
-        at = ", ".join(f"{slot.offset}: [{', '.join(map(_cell_test, slot.tests))}]" for slot in shape.slots)
+        at = ", ".join(
+            f"{slot.offset}: [{', '.join(_cell_test(t, recoded) for t in slot.tests)}]" for slot in shape.slots
+        )
         args.append(f"at={{{at}}}")
     if shape.tiers:
         args.append(f"tiers=[{', '.join(map(_tier_test, shape.tiers))}]")
@@ -132,18 +135,60 @@ def _features_read(programs: Sequence[Program]) -> list[str]:
     return sorted(found)
 
 
-def _check_supported(pair: GrammarPair) -> None:
-    for k, pass_ in enumerate(pair.program.passes, start=1):
-        for r, rule in enumerate(pass_.rules, start=1):
-            if isinstance(rule.transformation, (SetFeatures, Agree)):
-                raise Error(
-                    f"{pair.title}: pass {k}, rule {r} ({rule.transformation}): the Pynini export does not "
-                    f"write {type(rule.transformation).__name__} rules yet"
-                )
+def _recodings(program: Program, tokens: Sequence[Token], features: Features) -> tuple[Recoded, list[str]]:
+    """The program's feature transformations (written or tested for): their names and
+    definitions, as token tables computed by the model's inventory."""
+    found: dict[Transformation, None] = {}
+    for pass_ in program.passes:
+        for rule in pass_.rules:
+            shape = shape_of(rule)
+            for tr in (shape.writes.recodes, *shape.tags_tested):
+                if isinstance(tr, (SetFeatures, Agree)):
+                    found[tr] = None
+    known = inventory(features)
+    names: Recoded = {}
+    lines: list[str] = []
+    for k, tr in enumerate(found, start=1):
+        name = names[tr] = f"recode{k}"
+        lines.append(f"    # {tr}")
+        if isinstance(tr, SetFeatures):
+            table = {tok: known.resolve(tok, tr.values) for tok in tokens}
+            values = [("+" if v else "-") + n for n, v in tr.values]
+            lines.append(f"    {name} = SetFeatures({values!r}, {_present(table)!r})")
+            continue
+        assert isinstance(tr, Agree)
+        sources = {tok: tuple(known.value(tok, n) for n in tr.features) for tok in tokens}
+        present = {tok: tuple(bool(v) for v in vals) for tok, vals in sources.items() if None not in vals}
+        made = {
+            values: _present({tok: known.resolve(tok, tuple(zip(tr.features, values))) for tok in tokens})
+            for values in sorted(set(present.values()))
+        }
+        lines.append(
+            f"    {name} = Agree({list(tr.features)!r}, {tr.offset}, {tr.tier!r}, {present!r}, {made!r})"
+        )
+    return names, lines
 
 
-def _pair_function(pair: GrammarPair, name: str) -> list[str]:
+def _recoding_outputs(pairs: Sequence[GrammarPair], features: Features) -> set[Token]:
+    """Where a program changes features, the tokens it may write that way: every token
+    of the inventory (which a later pass may read in turn)."""
+    for pair in pairs:
+        for pass_ in pair.program.passes:
+            if any(shape_of(rule).writes.recodes is not None for rule in pass_.rules):
+                return {tok for tok, feats in features.items() if feats}
+    return set()
+
+
+def _present(table: dict[Token, Token | None]) -> dict[Token, Token]:
+    return {k: v for k, v in table.items() if v is not None}
+
+
+def _pair_function(pair: GrammarPair, name: str, tokens: Sequence[Token], features: Features) -> list[str]:
     lines = [f"def {name}() -> \"list[Pass]\":", f"    {pair.title!r}"]
+    recoded, definitions = _recodings(pair.program, tokens, features)
+    if definitions:
+        lines += ["    # Feature changes, as token tables (the tokens each applies to, and what it writes):"]
+        lines += definitions
     passes = pair.program.passes
     if not passes:
         lines.append("    return []  # no rule: every word is kept")
@@ -156,7 +201,7 @@ def _pair_function(pair: GrammarPair, name: str) -> list[str]:
         for r, rule in enumerate(pass_.rules, start=1):
             lines.append(f"    # rule {r}: {rule_to_spe(rule)}")
             lines.append(f"    #   {rule}")
-            lines.append(_rule_call(var, rule))
+            lines.append(_rule_call(var, rule, recoded))
     lines.append(f"    return [{', '.join(f'pass{k}' for k in range(1, len(passes) + 1))}]")
     return lines
 
@@ -178,9 +223,7 @@ def grammar_source(
 ) -> str:
     """The grammar module of `pairs` over `tokens` (every token the transducers read or
     write, `<unk>` included; sorted, they get the labels of the model's symbols.txt)."""
-    for pair in pairs:
-        _check_supported(pair)
-    tokens = sorted(set(tokens))
+    tokens = sorted(set(tokens) | _recoding_outputs(pairs, features))
     names = _features_read([p.program for p in pairs])
     classes = {name: [t for t in tokens if features.get(t, {}).get(name, False)] for name in names}
     head = [
@@ -217,7 +260,7 @@ def grammar_source(
     for pair in pairs:
         name = pair.key.replace("-", "_").replace(".", "_")
         functions[pair.key] = name
-        body += ["", *_pair_function(pair, name), ""]
+        body += ["", *_pair_function(pair, name, tokens, features), ""]
     body += ["", "PAIRS = {", *(f"    {key!r}: {name}," for key, name in functions.items()), "}", "", ""]
     tail = [
         "",

@@ -35,7 +35,9 @@ import pynini
 #    (a union of cells, or the word boundary: `[BOS]`/`[EOS]`), and its tier tests, as
 #    languages in which only the tier's tokens count;
 # 3. a rule that copies the token at an offset other than 0 turns its marker into one
-#    naming the token found there (one cdrewrite per token);
+#    naming the token found there (one cdrewrite per token); a rule that agrees in
+#    features with another token marks by the values found there (one cdrewrite per
+#    values), and a feature change writes by its token table;
 # 4. `realize`: a context-free map writes each cell by its slot: `<?>` keeps the token,
 #    a marker writes the rule's output. Every token written carries the transformation
 #    that made it (as the cell `a<t2>`) where the next pass tests it
@@ -109,7 +111,50 @@ class CopyInsert:
     offset: int
 
 
-Transformation = Union[Identity, Delete, ReplaceBy, ReplaceAnyBy, Insert, CopyReplace, CopyInsert]
+@dataclass(frozen=True)
+class SetFeatures:
+    """Writes the token with `values` set (`['-voice']`): `table` maps each token it
+    applies to to the token written (the one of the model's inventory with that
+    bundle); elsewhere it does not apply."""
+
+    values: tuple[str, ...]
+    table: tuple[tuple[str, str], ...]
+
+    def __init__(self, values: Iterable[str], table: Mapping[str, str]) -> None:
+        object.__setattr__(self, "values", tuple(values))
+        object.__setattr__(self, "table", tuple(sorted(table.items())))
+
+
+@dataclass(frozen=True)
+class Agree:
+    """Writes the token with the values of `features` taken from another token: the
+    one at `offset`, or with `tier`, the offset-th token of that tier (not counting the
+    position's own). `sources`: each token's values of those features (a token without
+    features is not there: nothing agrees with it); `table`: per values, each token it
+    applies to and the token written; elsewhere it does not apply."""
+
+    features: tuple[str, ...]
+    offset: int
+    tier: str | None
+    sources: tuple[tuple[str, tuple[bool, ...]], ...]
+    table: tuple[tuple[tuple[bool, ...], tuple[tuple[str, str], ...]], ...]
+
+    def __init__(
+        self,
+        features: Iterable[str],
+        offset: int,
+        tier: str | None,
+        sources: Mapping[str, tuple[bool, ...]],
+        table: Mapping[tuple[bool, ...], Mapping[str, str]],
+    ) -> None:
+        object.__setattr__(self, "features", tuple(features))
+        object.__setattr__(self, "offset", offset)
+        object.__setattr__(self, "tier", tier)
+        object.__setattr__(self, "sources", tuple(sorted(sources.items())))
+        object.__setattr__(self, "table", tuple(sorted((k, tuple(sorted(v.items()))) for k, v in table.items())))
+
+
+Transformation = Union[Identity, Delete, ReplaceBy, ReplaceAnyBy, Insert, CopyReplace, CopyInsert, SetFeatures, Agree]
 COPIES = (CopyReplace, CopyInsert)
 
 
@@ -366,6 +411,10 @@ class _PassBuilder:
             if isinstance(rule.writes, COPIES) and rule.writes.offset != 0:
                 for tok in symbols.tokens:
                     self.markers[(r, tok)] = symbols.own(("mark", number, r, tok), f"<p{number}r{r}:{tok}>")
+            if isinstance(rule.writes, Agree):  # a marker per values agreed with
+                for values, _ in rule.writes.table:
+                    name = "".join("+" if v else "-" for v in values)
+                    self.markers[(r, values)] = symbols.own(("mark", number, r, values), f"<p{number}r{r}:{name}>")
         self.slot_labels = [self.free, *self.markers.values()]
         self.slot = _acceptor(self.slot_labels)
         self.sigma_star = _acceptor([*map(self.label, self.cells), self.start, *self.slot_labels]).closure()
@@ -399,9 +448,12 @@ class _PassBuilder:
             return self.has(cell[0], test.feature)
         return cell[1] == test.transformation
 
-    def slots(self, rule: Rule, here: CellTest) -> dict[int, tuple[list[Cell], bool]]:
+    def slots(
+        self, rule: Rule, here: CellTest, values: tuple[bool, ...] | None = None
+    ) -> dict[int, tuple[list[Cell], bool]]:
         """Per offset the rule tests (and the offset it copies): the cells that pass,
-        and whether the boundary does; `here`: a further test of the position's cell."""
+        and whether the boundary does; `here`: a further test of the position's cell;
+        `values`: for an `Agree`, the values agreed with."""
         tests = dict(rule.at)
         tr = rule.writes
         extra: dict[int, CellTest] = {0: here}
@@ -410,6 +462,17 @@ class _PassBuilder:
             extra[0] = _both(here, lambda cell: cell is not None and cell[0] == source)
         if isinstance(tr, COPIES):  # the copied token must exist
             extra[tr.offset] = _both(extra.get(tr.offset, _always), _is_token)
+        if isinstance(tr, SetFeatures):
+            mapped = dict(tr.table)
+            extra[0] = _both(here, lambda cell: cell is not None and cell[0] in mapped)
+        if isinstance(tr, Agree) and values is not None:
+            made = dict(dict(tr.table)[values])
+            extra[0] = _both(here, lambda cell: cell is not None and cell[0] in made)
+            if tr.tier is None:  # the token at the offset has those values
+                sources = dict(tr.sources)
+                extra[tr.offset] = _both(
+                    extra.get(tr.offset, _always), lambda cell: cell is not None and sources.get(cell[0]) == values
+                )
         out = {}
         for k in set(tests) | set(extra):
             at_k, also = tests.get(k, ()), extra.get(k, _always)
@@ -462,17 +525,23 @@ class _PassBuilder:
                 alternatives.append((True, _concat([*near, _acceptor([EOS_LABEL])])))
         return alternatives
 
-    def tier_context(self, test: OnTier) -> tuple[int, list[tuple[bool, pynini.Fst]]]:
+    def tier_context(
+        self, test: OnTier, tokens: Iterable[str] | None = None
+    ) -> tuple[int, list[tuple[bool, pynini.Fst]]]:
         """A tier test as (side, alternatives): on the left, languages ending with the
         position's cell; on the right, languages starting after its slot. Cells off
-        the tier (the start cell among them) are skipped."""
+        the tier (the start cell among them) are skipped. `tokens`: instead of the
+        test's feature, the tier token must be one of these (an `Agree` on a tier)."""
         on_cells = [c for c in self.cells if self.has(c[0], test.tier)]
         off_labels = [self.label(c) for c in self.cells if not self.has(c[0], test.tier)] + [self.start]
         on = pynini.concat(_acceptor(map(self.label, on_cells)), self.slot)
         off = pynini.concat(_acceptor(off_labels), self.slot).closure()
         unit = pynini.concat(on, off)  # a tier token, then the tokens off the tier after it
         between = abs(test.index) - 1
-        if isinstance(test.feature, Boundary):
+        if tokens is not None:
+            chosen = set(tokens)
+            wanted, fewer = [c for c in on_cells if c[0] in chosen], False
+        elif isinstance(test.feature, Boundary):
             wanted = on_cells if test.negated else []
             fewer = not test.negated  # whether "fewer than k tier tokens" passes
         else:
@@ -554,11 +623,18 @@ class _PassBuilder:
         return plain, (itself, [])
 
     def contexts(
-        self, slots: Mapping[int, tuple[list[Cell], bool]], tier_tests: Sequence[OnTier]
+        self,
+        slots: Mapping[int, tuple[list[Cell], bool]],
+        tier_tests: Sequence[OnTier],
+        agreed: tuple[OnTier, list[str]] | None = None,
     ) -> tuple[pynini.Fst, pynini.Fst]:
+        """The left and right contexts; `agreed`: the tier token an `Agree` reads, and
+        the tokens it may be."""
         left = self.left_context(slots)
         right = self.right_context(slots)
         tiers = [self.tier_context(t) for t in tier_tests]
+        if agreed is not None:
+            tiers.append(self.tier_context(*agreed))
         if not tiers:
             return _union([f for _, f in left]).optimize(), _union([f for _, f in right]).optimize()
         lefts = [self._extended(left, True)] + [self._extended(alts, True) for side, alts in tiers if side < 0]
@@ -587,12 +663,20 @@ class _PassBuilder:
         for r, rule in enumerate(self.rules, start=1):
             # One cdrewrite per alternative (most rules have one): all mark with the
             # rule's marker, so together they mark where any of them holds.
-            for here, tiers in self.variants(rule):
-                left, right = self.contexts(self.slots(rule, here), tiers)
-                if left.num_states() == 0 or right.num_states() == 0:
-                    continue  # its tests can never all hold
-                steps.append(pynini.cdrewrite(_cross(self.free, self.markers[r]), left, right, self.sigma_star))
+            # An `Agree` marks by the values agreed with: one marker for each.
             tr = rule.writes
+            groups: list[tuple[bool, ...] | None] = [v for v, _ in tr.table] if isinstance(tr, Agree) else [None]
+            for values in groups:
+                marker = self.markers[r if values is None else (r, values)]
+                agreed = None
+                if isinstance(tr, Agree) and tr.tier is not None:
+                    having = [tok for tok, v in tr.sources if v == values]
+                    agreed = (OnTier(tr.tier, END, tr.offset), having)
+                for here, tiers in self.variants(rule):
+                    left, right = self.contexts(self.slots(rule, here, values), tiers, agreed)
+                    if left.num_states() == 0 or right.num_states() == 0:
+                        continue  # its tests can never all hold
+                    steps.append(pynini.cdrewrite(_cross(self.free, marker), left, right, self.sigma_star))
             if isinstance(tr, COPIES) and tr.offset != 0:
                 steps += self._copy_steps(r, tr.offset)
         return steps
@@ -646,6 +730,13 @@ class _PassBuilder:
                 written[r] = kept
             elif isinstance(tr, Delete):
                 written[r] = []
+            elif isinstance(tr, SetFeatures):
+                if tok is not None and tok in dict(tr.table):
+                    written[r] = [dict(tr.table)[tok]]
+            elif isinstance(tr, Agree):
+                for values, made in tr.table:
+                    if tok is not None and tok in dict(made):
+                        written[(r, values)] = [dict(made)[tok]]
             elif tr.offset == 0:
                 if tok is not None:
                     written[r] = [tok] if isinstance(tr, CopyReplace) else [tok, tok]

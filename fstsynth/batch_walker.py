@@ -231,18 +231,25 @@ class BatchPass:
             right = rho if rho is not None else np.full(count, p.right_start, dtype=np.int32)
             masks = p.left_mask[key // self.classes] & p.class_mask[cls] & p.right_mask[right]
             decision = lowest_rules(np, masks, p.rules).astype(np.int32)
-        start_decision = np.empty(n, dtype=np.int32)
-        start_decision[layout.order] = self.start_decide.take(rho_start)
+        start_decision = None
+        if self.rows is None or self.rows.has_start:
+            start_decision = np.empty(n, dtype=np.int32)
+            start_decision[layout.order] = self.start_decide.take(rho_start)
         if self.rows is not None:
-            return self._rows_out(np, decision * self.symbols + col, start_decision, starts, layout)
+            decision *= self.symbols  # (in place: the row of (decision, symbol))
+            decision += col
+            return self._rows_out(np, decision, start_decision, starts, layout)
         flat = np.empty(count, dtype=np.int32)
         flat[source] = decision
+        assert start_decision is not None
         return (*self._general(np, sym, flat, start_decision, starts), None)
 
     def _rows_out(
-        self, np: Any, row_id: "np.ndarray", start_decision: "np.ndarray", starts: "np.ndarray", layout: Layout
+        self, np: Any, row_id: "np.ndarray", start_decision: "np.ndarray | None", starts: "np.ndarray",
+        layout: Layout,
     ) -> tuple["np.ndarray", "np.ndarray", Layout | None]:
-        """The output through `rows` (`row_id`: each position's row, in column order)."""
+        """The output through `rows` (`row_id`: each position's row, in column order;
+        `start_decision`: each word's, where a start template writes something)."""
         rows, source, count, n = self.rows, layout.source, len(row_id), len(starts) - 1
         assert rows is not None
         if rows.one is not None:  # one symbol per position: the words keep their lengths
@@ -251,7 +258,7 @@ class BatchPass:
             return out, starts, layout
         ids = np.empty(count, dtype=np.int32)
         ids[source] = row_id
-        if rows.has_start:
+        if rows.has_start and start_decision is not None:
             # Every word's start position first, then its positions.
             word = np.repeat(np.arange(n, dtype=np.int32), np.diff(starts))
             word += np.arange(1, count + 1, dtype=np.int32)

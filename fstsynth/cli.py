@@ -213,7 +213,7 @@ def learn(
 @app.command("compile")
 def compile_rules(
     rules: Path = typer.Argument(
-        ..., help="The rules: the text `fstsynth show` prints, edited or written by hand (README: Compiling rules)."
+        ..., help="The rules: the text `fstsynth show` prints, edited or written by hand (docs/commands.md: compile)."
     ),
     output: Path = typer.Option(..., "--output", "-o", help="Model directory to write."),
     features: Optional[Path] = typer.Option(None, "--features", help=FEATURES_HELP),

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from fstsynth import dsl
 from fstsynth.compiler import compile_program
 from fstsynth.dsl import (
+    Agree,
     BOUNDARY,
     CopyInsert,
     CopyReplace,
@@ -44,6 +45,7 @@ from fstsynth.dsl import (
     ReplaceAnyBy,
     ReplaceBy,
     Rule,
+    SetFeatures,
     Transformation,
     TransformationApplied,
 )
@@ -67,7 +69,8 @@ _bool = st.booleans()
 _small = [st.integers(0, n) for n in range(8)]
 _PREDICATE_KINDS = ("IsToken", "boundary", "Is", "TierIs", "TransformationApplied")
 _TRANSFORMATION_KINDS = (
-    "ReplaceBy", "ReplaceAnyBy", "Insert", "Delete", "CopyReplace", "CopyInsert", "Identity",
+    "ReplaceBy", "ReplaceAnyBy", "Insert", "Delete", "CopyReplace", "CopyInsert", "Identity", "SetFeatures",
+    "Agree",
 )
 
 
@@ -107,6 +110,12 @@ def _transformation(draw: st.DrawFn, alphabet: tuple[str, ...]) -> Transformatio
         return CopyReplace(draw(_offset))
     if kind == "CopyInsert":
         return CopyInsert(draw(_offset))
+    if kind == "SetFeatures":
+        names = FEATURE_NAMES[: 1 + draw(_small[1])]
+        return SetFeatures(tuple((name, draw(_bool)) for name in names))
+    if kind == "Agree":
+        names = FEATURE_NAMES[draw(_small[1]) :]
+        return Agree(names, draw(_offset) or 1, _pick(draw, FEATURE_NAMES) if draw(_bool) else None)
     return Delete() if kind == "Delete" else Identity()
 
 
@@ -141,7 +150,7 @@ def _predicate(
         pred = Is(_pick(draw, FEATURE_NAMES), offset)
     elif kind == "TierIs":
         index = offset if offset else 1
-        pred = TierIs(_pick(draw, FEATURE_NAMES), _pick(draw, FEATURE_NAMES + (BOUNDARY,)), index)
+        pred = TierIs(_pick(draw, FEATURE_NAMES), _pick(draw, FEATURE_NAMES + (BOUNDARY,)), index, draw(_bool))
     elif draw(_bool):
         # Not one of the previous pass's transformations: a sibling of one of them (same
         # kind, other tokens or offset) or any transformation. It must not match where

@@ -146,3 +146,4 @@ PROGRAMS: dict[str, Program] = {
         )
     ),
 }
+

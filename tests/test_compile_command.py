@@ -172,6 +172,7 @@ def test_compile_takes_a_program_and_keeps_the_words_it_mentions():
     assert model.pair().variant == "compiled" and model.pair().train_total == 0
 
 
+@pytest.mark.slow
 @needs_benchmark
 def test_every_dev_split_model_compiles_back_from_its_rules(benchmark_models):
     """For every benchmark problem, `compile` of `show`'s text (with the problem as its

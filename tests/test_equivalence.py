@@ -90,6 +90,7 @@ def _pairs(benchmark_models, name):
     return problem, model, sorted(model.pairs.items())
 
 
+@pytest.mark.slow  # the benchmark's models: minutes to learn
 @pytest.mark.parametrize("name", BENCHMARK)
 def test_learned_programs_agree_on_training_and_test_words(name, benchmark_models):
     problem, model, pairs = _pairs(benchmark_models, name)
@@ -100,6 +101,7 @@ def test_learned_programs_agree_on_training_and_test_words(name, benchmark_model
             assert pm.predict(word) == pm.interpret(word, model.features), (name, s, t, word)
 
 
+@pytest.mark.slow  # the benchmark's models: minutes to learn
 @pytest.mark.parametrize("name", BENCHMARK)
 @settings(max_examples=40, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])

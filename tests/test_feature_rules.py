@@ -21,6 +21,8 @@ from fstsynth.dsl import (
     TierIs,
 )
 from fstsynth.features import Inventory
+from fstsynth.learning import learn_model
+from fstsynth.problem import load_features, read_pairs, with_features
 from fstsynth.tables import UNK
 from fstsynth.interpreter import START, apply_transformation, eval_predicate, run, run_many
 from fstsynth.synthesis import Deadline, Options, learn, tagged_examples
@@ -325,3 +327,38 @@ def test_features_derived_from_ipa_are_the_inventory_the_program_is_learned_with
     assert "ipa.back" in str(result.program)
     assert run(result.program, tuple("teta"), every) == tuple("tetasa")
     assert run(result.program, tuple("tate"), every) == tuple("tatese")
+
+
+# ------------------------------------------------------------------ through the compiled model
+
+
+def compiled_pair(tsv: str, features: str, variant: str):
+    """The compiled model of a data/ TSV with its features file, and its one pair."""
+    rows = [line.split("\t") for line in (DATA / tsv).read_text(encoding="utf-8").splitlines()]
+    problem = with_features(
+        read_pairs([row for row in rows if len(row) == 2 and not row[0].startswith("#")]),
+        load_features(DATA / features), features,
+    )
+    model = learn_model(problem, Options(variant=variant))
+    return model, next(iter(model.pairs.values()))
+
+
+@pytest.mark.parametrize(
+    "tsv, features, words",
+    [
+        (
+            "devoicing.tsv", "devoicing-features.json",
+            {"l ɔ v ə": "l ɔ f", "g a r aː ʒ ə": "g a r aː ʃ", "n ɛ r v ə n": "n ɛ r v ə"},
+        ),
+        (
+            "turkish-plural.tsv", "turkish-features.json",
+            {"e l m a": "e l m a l a r", "m a s a": "m a s a l a r", "k a h v e": "k a h v e l e r"},
+        ),
+    ],
+)
+def test_feature_rules_apply_through_the_compiled_tables(tsv, features, words):
+    model, pair = compiled_pair(tsv, features, "feature")
+    for source, target in words.items():
+        word = tuple(source.split())
+        assert " ".join(pair.predict(word)) == target
+        assert pair.interpret(word, model.features) == pair.predict(word)

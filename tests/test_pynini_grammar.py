@@ -32,7 +32,6 @@ from backends import (
 from conftest import DATA, ROOT, benchmark_problems, needs_benchmark
 from exporters.export import export_model
 from exporters.pynini_grammar import GrammarPair, grammar_source, load_grammar
-from fstsynth.errors import UserError
 from fstsynth.compiler import compile_program
 from fstsynth.dsl import Pass, Program
 from fstsynth.interpreter import run
@@ -225,6 +224,7 @@ def test_passes_are_written_one_by_one_on_request(tmp_path):
 # ------------------------------------------------------------------ every dev-split model
 
 
+@pytest.mark.slow  # learns every dev-split problem, then builds and runs each grammar
 @needs_benchmark
 @pytest.mark.parametrize("name", [p.stem for p in benchmark_problems()] or ["(none)"])
 def test_dev_split_grammar_gives_applys_outputs(name, benchmark_models, tmp_path):
@@ -297,9 +297,24 @@ def test_titles_and_tokens_of_any_text_make_a_valid_module():
     assert grammar.rewrite(fst, ['"""', "\\", '"']) == ['"""', "[x]", "a'b", '"']
 
 
-def test_feature_transformations_are_refused_with_a_clear_message():
-    from fstsynth.dsl import Rule, SetFeatures
+@pytest.mark.parametrize("seed", range(12))
+def test_feature_changes_agree_with_the_interpreter(seed):
+    """Random programs with `SetFeatures`, `Agree` (with a neighbour or along a tier)
+    and inclusive tier tests (`fstsynth.random_programs`, whose features give tokens
+    bundles to change into), on random words and every word of up to 2 tokens."""
+    import random
 
-    program = Program((Pass((Rule((), SetFeatures((("voice", False),))),)),))
-    with pytest.raises(UserError, match=r"pass 1, rule 1 .*does not write SetFeatures rules yet"):
-        grammar_source([GrammarPair("pair-0-1", "s -> t", program)], ("<unk>", "b"), FEATURES)
+    from fstsynth import random_programs as rp
+
+    rng = random.Random(seed)
+    program = rp.random_program(
+        rng, passes=2, max_rules=4, features=("vowel", "voice", "back"), tiers=True, feature_rules=True
+    )
+    compiled = compile_program(program, rp.ALPHABET, rp.FEATURES)
+    grammar, _, fst = cdrewrite_grammar(program, compiled.tokens, _freeze(rp.FEATURES))
+    words = [rp.random_word(rng, rp.ALPHABET, 0, 6) for _ in range(40)]
+    words += [w for n in range(3) for w in itertools.product(rp.ALPHABET, repeat=n)]
+    for word in words:
+        assert tuple(grammar.rewrite(fst, list(word))) == run(program, word, rp.FEATURES), (program, word)
+    if fst.num_states() * math.prod(f.num_states() for f in compiled.transducers.stages) <= 1_000_000:
+        assert same_function(fst, compiled.transducers.composed()), program

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# Whole learn, solve and apply runs, interrupted, side by side and fuzzed: minutes.
+pytestmark = pytest.mark.slow
 
 
 class Script:
@@ -54,7 +56,6 @@ def side_by_side(tmp_path_factory):
         script.stop()
 
 
-@pytest.mark.slow
 def test_interrupted_learn_and_solve_leave_the_previous_or_the_new_output(tmp_path):
     report = Script(tmp_path, "stress_interrupts", "--moments", "1", "--rows", "10", "--length", "10").report()
     results = report["results"]
