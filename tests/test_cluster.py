@@ -143,7 +143,7 @@ def test_apply_output_dir_refuses_clashing_names_and_the_terminal_options(plural
     proc = _fstsynth("apply", str(plural_model), str(word_files[0]), str(other), "--output-dir", str(tmp_path / "o"))
     assert proc.returncode == 2 and b"would both be written to" in proc.stderr
     proc = _fstsynth("apply", str(plural_model), str(word_files[0]), "--output-dir", str(tmp_path), "--check")
-    assert proc.returncode == 2 and b"--check and --trace" in proc.stderr
+    assert proc.returncode == 2 and b"run --check, --trace and --jobs without it" in proc.stderr
     proc = _fstsynth("apply", str(plural_model), "--scheduler", "tcp://127.0.0.1:1")
     assert proc.returncode == 2 and b"give --output-dir" in proc.stderr
 
