@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from fstsynth.guard import Guard
     from fstsynth.model import PairModel
     from fstsynth.stream import Applied, BlockApplier
+    from fstsynth.types import Features
 
 APPLY_HELP = "Predict the target form of each word with the compiled transducer."
 
@@ -167,7 +168,7 @@ def run_apply(
         elif applied.text:
             sys.stdout.write(applied.text)
             sys.stdout.flush()
-    _warn_unseen(unseen, alphabet)
+    _warn_unseen(unseen, alphabet, model.features)
     return 0
 
 
@@ -229,15 +230,15 @@ def _apply_lines(
             if trace:
                 from fstsynth.spe import derivation
 
-                mapped = pm.map_unknown(word)
-                out.extend("  " + step for step in derivation(pm.program, mapped, features))
+                read, read_features = pm.reading(word, features)
+                out.extend("  " + step for step in derivation(pm.program, read, read_features))
             if check:
                 prediction = batch.predictions[k]
                 interpreted = pm.interpret(word, features)
                 if interpreted != prediction:
                     mismatches.append((word, prediction, interpreted))
         echo("\n".join(out))
-    _warn_unseen(unseen, alphabet)
+    _warn_unseen(unseen, alphabet, features)
     for word, fst_out, interp in mismatches:
         echo(
             f"fstsynth: mismatch on {' '.join(word)!r}: transducer {' '.join(fst_out)!r}, "
@@ -247,10 +248,10 @@ def _apply_lines(
     return MISMATCH if mismatches else 0
 
 
-def _warn_unseen(unseen: Counter, alphabet: Iterable[str]) -> None:
+def _warn_unseen(unseen: Counter, alphabet: Iterable[str], features: "Features") -> None:
     from fstsynth.formatting import unseen_warning
 
-    message = unseen_warning(unseen, alphabet)
+    message = unseen_warning(unseen, alphabet, features)
     if message:
         warn(message)
 

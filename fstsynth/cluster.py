@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from fstsynth.parallel import FileResult
     from fstsynth.stream import Applied, BlockApplier
     from fstsynth.synthesis import Options
+    from fstsynth.types import Features
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,7 @@ class ShippedModel(api.Model):
         applied = _block_applier(self, source, target, fmt, join, name).apply(Block(data, 0, True))
         notes = FileNotes(name)
         notes.add(applied)
-        for message in notes.warnings(self.alphabet):
+        for message in notes.warnings(self.alphabet, self.features):
             log.warning("%s", message)
         out = _printed(applied).decode("utf-8").split("\n")
         out.pop()  # after the last newline
@@ -172,11 +173,11 @@ class FileNotes:
         if self.tab_line is None:
             self.tab_line = applied.tab_line
 
-    def warnings(self, alphabet: Iterable[str]) -> list[str]:
+    def warnings(self, alphabet: Iterable[str], features: "Features | None" = None) -> list[str]:
         from fstsynth.formatting import tab_warning, unseen_warning
 
         found = [] if self.tab_line is None else [tab_warning(self.name, self.tab_line)]
-        unseen = unseen_warning(self.unseen, alphabet)
+        unseen = unseen_warning(self.unseen, alphabet, features)
         return found + ([unseen] if unseen else [])
 
 
@@ -283,7 +284,7 @@ def apply_files(
     for note in notes:
         if note.tab_line is not None:
             warn(tab_warning(note.name, note.tab_line))
-    unseen = unseen_warning(sum((note.unseen for note in notes), Counter()), model.alphabet)
+    unseen = unseen_warning(sum((note.unseen for note in notes), Counter()), model.alphabet, model.features)
     if unseen:
         warn(unseen)
 

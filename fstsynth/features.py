@@ -2,6 +2,7 @@
 
 Public API:
     DERIVED, ipa_features(tokens), with_ipa_features(features, tokens), without_derived(features)
+    is_derived(features), read_by_ipa(tokens, features), WithUnseen(features, unseen)
     Inventory, inventory(features)  (feature bundles -> tokens, for SetFeatures and Agree)
 
 A problem's own feature table says what its tokens are; a user's TSV often has none,
@@ -27,9 +28,10 @@ from fstsynth.types import Features, Token
 #: The prefix of derived feature names.
 DERIVED = "ipa."
 # panphon's features that name a class of sounds rules mention (its tone and airstream
-# features are left out: each feature adds candidate tests at every offset).
-_NAMES = ("syl", "son", "cons", "cont", "nas", "lat", "strid", "voi", "lab", "cor", "hi", "lo", "back", "round",
-          "long")
+# features are left out: each feature adds candidate tests at every offset). `ant`
+# tells s from ʃ, so that [-voice] names one token for z and for ʒ.
+_NAMES = ("syl", "son", "cons", "cont", "nas", "lat", "strid", "voi", "lab", "cor", "ant", "hi", "lo", "back",
+          "round", "long")
 
 
 @lru_cache(maxsize=1)
@@ -95,13 +97,57 @@ def without_derived(features: Features) -> Features:
     return {tok: {n: v for n, v in feats.items() if not n.startswith(DERIVED)} for tok, feats in features.items()}
 
 
+def is_derived(features: Features) -> bool:
+    """Whether `features` were derived from IPA alone: derived features and the
+    Unicode vowel/consonant classes, none from a user's features file."""
+    names = {name for feats in features.values() for name in feats}
+    return any(name.startswith(DERIVED) for name in names) and all(
+        name.startswith(DERIVED) or name in ("vowel", "cons") for name in names
+    )
+
+
+def read_by_ipa(tokens: Iterable[Token], features: Features) -> dict[Token, dict[str, bool]] | None:
+    """The features of `tokens` (outside `features`) as a model whose `features` were
+    derived from IPA would have given them: the Unicode vowel/consonant classes and
+    panphon's, limited to the feature names the model has. None if some token is not an
+    IPA segment of panphon's table, or the model's features were not derived from IPA
+    (a user's features file says what its tokens are: a token outside it has none)."""
+    from fstsynth.alignment import with_vowel_classes
+
+    wanted = sorted(set(tokens))
+    if not is_derived(features):
+        return None
+    derived = ipa_features(wanted)
+    if len(derived) != len(wanted):
+        return None
+    names = {name for feats in features.values() for name in feats}
+    classes = with_vowel_classes({}, wanted)
+    return {
+        tok: {name: value for name, value in {**classes[tok], **derived[tok]}.items() if name in names}
+        for tok in wanted
+    }
+
+
+class WithUnseen(dict):
+    """A model's features plus those of tokens it never saw (`unseen`), by which the
+    interpreter reads a word holding them. An unseen token is a source only: the
+    `Inventory` never maps a trained token to it (the model cannot write a token it does
+    not know), though it may keep itself."""
+
+    def __init__(self, features: Features, unseen: Features) -> None:
+        super().__init__(features)
+        self.update(unseen)
+        self.unseen = frozenset(unseen)
+
+
 class Inventory:
     """The tokens of a `Features` mapping by their feature bundles: what `SetFeatures`
     and `Agree` map a token to.
 
     A token's bundle is its value for every feature the mapping names (a missing one is
     false). `resolve(x, changes)` is the token whose bundle is x's with `changes` set:
-    x itself if it has that bundle, else the one token that has it; None (the
+    x itself if it has that bundle, else the one token that has it (never a token of
+    `WithUnseen.unseen`); None (the
     transformation does not apply) where x has no features, or no token or several
     tokens other than x have the bundle. Only the mapping decides, so that every
     backend computes the same token map from the model's features."""
@@ -114,7 +160,8 @@ class Inventory:
             tok: tuple(bool(feats.get(name, False)) for name in self.names) for tok, feats in features.items()
         }
         self._tokens: dict[tuple[bool, ...], list[Token]] = {}
-        for tok in sorted(self._bundles):
+        sources_only = getattr(features, "unseen", frozenset())
+        for tok in sorted(set(self._bundles) - sources_only):
             self._tokens.setdefault(self._bundles[tok], []).append(tok)
         self._resolved: dict[tuple[Token, tuple[tuple[str, bool], ...]], Token | None] = {}
 
@@ -148,7 +195,7 @@ class Inventory:
                 else:
                     wanted[at] = value
             having = self._tokens.get(tuple(wanted), []) if possible else []
-            if token in having:
+            if possible and tuple(wanted) == bundle:
                 found = token
             elif len(having) == 1:
                 found = having[0]

@@ -4,7 +4,7 @@ warning about tokens a model has never seen.
 Public API:
     format_evaluation(result, shown, join=False) -> str
     format_model(model, fmt="dsl") -> str
-    unseen_warning(unseen) -> str | None
+    unseen_warning(unseen, alphabet, features) -> str | None
     APPLY_FORMATS, tab_warning(name, line)   (`apply`'s output formats, and its warning
                                               for a source<TAB>target line)
 """
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 if TYPE_CHECKING:
     from fstsynth.evaluation import Evaluation
     from fstsynth.model import Model
+    from fstsynth.types import Features
 
 
 def format_evaluation(result: "Evaluation", shown: int, join: bool = False) -> str:
@@ -67,13 +68,18 @@ def format_model(model: "Model", fmt: str = "dsl") -> str:
     return "\n".join(lines).rstrip()
 
 
-def unseen_warning(unseen: Counter, alphabet: Iterable[str] = ()) -> str | None:
+def unseen_warning(
+    unseen: Counter, alphabet: Iterable[str] = (), features: Features | None = None
+) -> str | None:
     """The warning about tokens never seen in training (`unseen`: each token and the
-    number of lines it is on; the most common 20 are named), or None for none. A token
-    that looks like one of `alphabet` (the trained tokens: `ɡ` U+0261 typed for `g`) is
+    number of lines it is on; the most common 20 of each kind are named), or None for
+    none. Those the model reads by their IPA features (`features.read_by_ipa` with the
+    model's `features`) are named apart from those it reads as <unk>. A token that
+    looks like one of `alphabet` (the trained tokens: `ɡ` U+0261 typed for `g`) is
     named with both code points, as the likely typing slip it is."""
     if not unseen:
         return None
+    from fstsynth.features import read_by_ipa
     from fstsynth.problem import code_points, look_alike
 
     known = tuple(alphabet)
@@ -85,13 +91,19 @@ def unseen_warning(unseen: Counter, alphabet: Iterable[str] = ()) -> str | None:
             return f"{tok} ({words})"
         return f"{tok} ({words}; {code_points(tok)}, which looks like the trained token {like}, {code_points(like)})"
 
-    common = sorted(unseen.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
-    listed = ", ".join(named(tok, n) for tok, n in common)
-    more = f", and {len(unseen) - 20} more" if len(unseen) > 20 else ""
-    return (
-        f"tokens never seen in training: {listed}{more}; the model reads them as <unk> "
-        "(README: Tokens the model has never seen)"
+    def listed(tokens: Counter) -> str:
+        common = sorted(tokens.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
+        more = f", and {len(tokens) - 20} more" if len(tokens) > 20 else ""
+        return ", ".join(named(tok, n) for tok, n in common) + more
+
+    by_features = Counter(
+        {tok: n for tok, n in unseen.items() if features and read_by_ipa([tok], features) is not None}
     )
+    as_unk = unseen - by_features
+    parts = [f"tokens never seen in training: {listed(as_unk)}; the model reads them as <unk>"] if as_unk else []
+    if by_features:
+        parts.append(f"tokens never seen in training, read by their IPA features: {listed(by_features)}")
+    return "; ".join(parts) + " (README: Tokens the model has never seen)"
 
 
 APPLY_FORMATS = ("plain", "tsv")

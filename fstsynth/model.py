@@ -6,6 +6,7 @@ Public API:
     Model.pair(source, target), Model.training_pairs(pair_model), Model.pair_names(),
     PairModel.predict(word), PairModel.predict_many(words),
     PairModel.predict_texts(words, sep), PairModel.interpret(word, features),
+    PairModel.features_of_unseen(tokens), PairModel.reading(word),
     PairModel.transducers(), PairModel.transduce(word)
     For a user (README "Library"; `Model` forwards them to its only column pair):
     .rules, .fst, .apply(word), .apply_many(words)
@@ -19,7 +20,7 @@ model's FAR, read when first needed (`StoredTransducers`): `apply` reads the tab
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence, runtime_checkable
 
 from fstsynth import dsl
 from fstsynth.errors import UserError
@@ -94,21 +95,62 @@ class PairModel:
         index = self.tables.index
         return tuple(t if t in index else UNK for t in word)
 
+    def features_of_unseen(
+        self, tokens: Iterable[Token], features: Features | None = None
+    ) -> dict[Token, dict[str, bool]] | None:
+        """The features the model (with `features`, default its own) reads `tokens`
+        (never seen in training) by, or None if some of them has none: where the
+        model's features were derived from IPA, each one's IPA features
+        (`features.read_by_ipa`)."""
+        from fstsynth.features import read_by_ipa
+
+        return read_by_ipa(tokens, self.features if features is None else features)
+
+    def reading(self, word: Sequence[Token], features: Features | None = None) -> tuple[Word, Features]:
+        """The word as the model reads it, and the features to read it with (`features`,
+        default the model's). If every token of the word the model never saw has
+        features (`features_of_unseen`), the word as it is and the features extended by
+        theirs (`features.WithUnseen`): the interpreter reads those tokens by their
+        features. Else unseen tokens become `UNK` (`map_unknown`)."""
+        base = self.features if features is None else features
+        index = self.tables.index
+        unseen = {t for t in word if t not in index}
+        if not unseen or UNK in unseen:
+            return self.map_unknown(word), base
+        found = self.features_of_unseen(unseen, base)
+        if found is None:
+            return self.map_unknown(word), base
+        return tuple(word), _with_unseen(base, found)
+
+    def _finish(self, word: Sequence[Token], output: Word) -> Word:
+        """The prediction for a word with tokens the model never saw, from the apply
+        tables' `output` (which read them as `UNK`): the interpreter's, reading them by
+        their features, when they all have some (`reading`), else `restore_unknown`'s."""
+        read, features = self.reading(word)
+        if UNK not in read:
+            from fstsynth.interpreter import run  # not imported by `apply`: start-up time
+
+            return run(self.program, read, features)
+        return restore_unknown(word, read, output)
+
     def predict(self, word: Sequence[Token]) -> Word:
         """The program's output through the apply tables; unseen tokens are handled as
-        in `restore_unknown`."""
+        in `_finish`."""
         try:
             output = self.tables.apply(word)
         except TablesError as exc:
             raise Error(f"{self.far_key}: {exc} (for {' '.join(word)!r}): the model is damaged") from None
-        return restore_unknown(word, self.map_unknown(word), output)
+        index = self.tables.index
+        if all(t in index for t in word):
+            return output
+        return self._finish(word, output)
 
     def predict_many(self, words: Sequence[Sequence[Token]]) -> list[Word]:
         """`predict` for many words at once (batched through numpy)."""
         outputs = self._outputs(words)
         predictions = outputs.words()
         for k in outputs.with_unk:
-            predictions[k] = restore_unknown(words[k], self.map_unknown(words[k]), predictions[k])
+            predictions[k] = self._finish(words[k], predictions[k])
         return predictions
 
     def predict_texts(self, words: Sequence[Sequence[Token]], sep: str = " ") -> list[str]:
@@ -119,7 +161,7 @@ class PairModel:
         for k in outputs.with_unk:
             start, end = outputs.bounds[k], outputs.bounds[k + 1]
             output = tuple(outputs.tokens[start:end])
-            texts[k] = sep.join(restore_unknown(words[k], self.map_unknown(words[k]), output))
+            texts[k] = sep.join(self._finish(words[k], output))
         return texts
 
     def _outputs(self, words: Sequence[Sequence[Token]]) -> Outputs:
@@ -144,11 +186,12 @@ class PairModel:
             ) from None
         return restore_unknown(word, mapped, output)
 
-    def interpret(self, word: Sequence[Token], features: Mapping) -> Word:
+    def interpret(self, word: Sequence[Token], features: Features) -> Word:
+        """The interpreter's output for the word, read as `reading` reads it."""
         from fstsynth.interpreter import run  # not imported by `apply`: start-up time
 
-        mapped = self.map_unknown(word)
-        return restore_unknown(word, mapped, run(self.program, mapped, features))
+        read, extended = self.reading(word, features)
+        return restore_unknown(word, read, run(self.program, read, extended))
 
     # -- the Python API (README "Library"): words as typed in, words as typed out
 
@@ -181,6 +224,25 @@ class PairModel:
             else:
                 out.append(prediction)
         return out
+
+
+_EXTENDED: dict[tuple[int, frozenset[Token]], tuple[Features, Features]] = {}
+
+
+def _with_unseen(features: Features, unseen: Features) -> Features:
+    """`features.WithUnseen(features, unseen)`, made once per model features and set of
+    unseen tokens (so that the interpreter's inventory of it is made once too)."""
+    from fstsynth.features import WithUnseen
+
+    key = (id(features), frozenset(unseen))
+    known = _EXTENDED.get(key)
+    if known is not None and known[0] is features:
+        return known[1]
+    if len(_EXTENDED) >= 64:
+        _EXTENDED.clear()
+    made = WithUnseen(features, unseen)
+    _EXTENDED[key] = (features, made)
+    return made
 
 
 def restore_unknown(word: Sequence[Token], mapped: Sequence[Token], output: Word) -> Word:

@@ -362,3 +362,111 @@ def test_feature_rules_apply_through_the_compiled_tables(tsv, features, words):
         word = tuple(source.split())
         assert " ".join(pair.predict(word)) == target
         assert pair.interpret(word, model.features) == pair.predict(word)
+
+
+# ------------------------------------------------------------------ tokens never seen in training
+
+# Final devoicing written in the features derived from IPA (no features file): the
+# plural's -ə goes, then a final obstruent loses its voice.
+DEVOICING_IN_IPA = Program(
+    (
+        Pass((Rule((IsToken("ə", 0), IsToken(BOUNDARY, 1)), dsl.Delete()),)),
+        Pass((Rule((dsl.Not(Is("ipa.son", 0)), IsToken(BOUNDARY, 1)), SetFeatures.of({"ipa.voi": False})),)),
+    )
+)
+
+
+@pytest.fixture(scope="module")
+def ipa_devoicing(tmp_path_factory):
+    """The devoicing program compiled over data/devoicing.tsv's tokens with features
+    derived from IPA (no features file), saved; and that model."""
+    from fstsynth.learning import compile_model
+    from fstsynth.model_file import save_model
+
+    problem = read_pairs([[" ".join(s), " ".join(t)] for s, t in data_pairs("devoicing.tsv")])
+    model = compile_model({(0, 1): DEVOICING_IN_IPA}, problem)
+    directory = tmp_path_factory.mktemp("unseen") / "devoicing"
+    save_model(model, directory)
+    return model, directory
+
+
+def test_a_token_never_seen_is_read_by_its_ipa_features(ipa_devoicing):
+    model, _ = ipa_devoicing
+    pair = model.only_pair()
+    assert "ʒ" not in model.alphabet and "ɣ" not in model.alphabet and "ʃ" in model.alphabet
+    assert pair.features_of_unseen(["ʒ"]) is not None
+    # SetFeatures maps the unseen ʒ to the trained ʃ; a non-final one keeps itself.
+    assert model.apply("g a r aː ʒ ə") == "g a r aː ʃ"
+    assert model.apply("garaːʒə") == "garaːʃ"
+    assert model.apply("ʒ ɔ b ə") == "ʒ ɔ p"
+    words = [tuple(w.split()) for w in ("g a r aː ʒ ə", "ʒ ɔ b ə", "r aː d ə")]
+    assert pair.predict_many(words) == [pair.predict(w) for w in words]
+    assert pair.predict_texts(words) == ["g a r aː ʃ", "ʒ ɔ p", "r aː t"]
+    assert [pair.interpret(w, model.features) for w in words] == pair.predict_many(words)
+    # No voiceless partner of ɣ among the trained tokens (x is not one): it stays.
+    assert model.apply("t aː ɣ ə") == "t aː ɣ"
+
+
+def test_an_unseen_token_never_matches_a_trained_token():
+    """IsToken("z") does not hold of an unseen token with z's derived bundle."""
+    program = Program((Pass((Rule((IsToken("z", 0),), dsl.ReplaceBy("z", ("s",))),)),))
+    problem = read_pairs([["z a", "s a"], ["b a", "b a"], ["s a", "s a"]])
+    from fstsynth.learning import compile_model
+
+    pair = compile_model({(0, 1): program}, problem).only_pair()
+    assert pair.features_of_unseen(["ʒ"]) is not None
+    assert pair.predict(("ʒ", "a", "z")) == ("ʒ", "a", "s")
+
+
+def test_a_token_with_no_ipa_reading_is_read_as_unk(ipa_devoicing):
+    model, _ = ipa_devoicing
+    pair = model.only_pair()
+    assert pair.features_of_unseen(["Q"]) is None and pair.features_of_unseen(["ʒ", "☃"]) is None
+    for word in (("t", "aː", "Q", "ə"), ("ʒ", "aː", "☃", "ə")):
+        read, features = pair.reading(word)
+        assert UNK in read and features is model.features
+        assert pair.predict(word) == word[:-1]
+        assert pair.interpret(word, model.features) == word[:-1]
+
+
+def test_with_a_features_file_a_token_outside_it_stays_unk():
+    model, pair = compiled_pair("devoicing.tsv", "devoicing-features.json", "token")
+    assert "ɣ" not in model.alphabet
+    assert pair.features_of_unseen(["ɣ"]) is None
+    assert pair.reading(("t", "aː", "ɣ", "ə"))[0] == ("t", "aː", UNK, "ə")
+
+
+def _apply_cli(model_dir: Path, *args: str, stdin: str = ""):
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    return subprocess.run(
+        [sys.executable, "-m", "fstsynth", "apply", str(model_dir), *args], input=stdin.encode(),
+        capture_output=True, env=dict(os.environ, PYTHONPATH=str(root)), cwd=root,
+    )
+
+
+def test_apply_reads_unseen_tokens_by_their_features_and_says_so(ipa_devoicing):
+    _, directory = ipa_devoicing
+    proc = _apply_cli(directory, "--check", "g a r aː ʒ ə", "t aː Q ə", "r aː d ə")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode() == "g a r aː ʃ\nt aː Q\nr aː t\n"
+    warning = proc.stderr.decode()
+    assert "read by their IPA features: ʒ (1 word)" in warning
+    assert "Q (1 word)" in warning and "ʒ (1 word)" not in warning.split("read by their IPA features")[0]
+    trace = _apply_cli(directory, "--trace", "g a r aː ʒ ə")
+    assert trace.returncode == 0 and "ʃ" in trace.stdout.decode()
+
+
+@pytest.mark.parametrize("ascii_lines", [True, False])
+def test_the_byte_path_reads_unseen_tokens_as_the_line_path_does(ipa_devoicing, ascii_lines):
+    _, directory = ipa_devoicing
+    common = "b a g ə" if ascii_lines else "t aː g ə"
+    lines = [common] * 300 + ["g a r aː ʒ ə", "t aː Q ə", "ʒ ɔ b ə"]
+    proc = _apply_cli(directory, stdin="".join(line + "\n" for line in lines))
+    assert proc.returncode == 0, proc.stderr.decode()
+    by_line = _apply_cli(directory, *lines[-4:])
+    assert proc.stdout.decode().splitlines()[-4:] == by_line.stdout.decode().splitlines()
+    assert by_line.stdout.decode().splitlines()[-3:] == ["g a r aː ʃ", "t aː Q", "ʒ ɔ p"]
