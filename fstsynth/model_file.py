@@ -5,7 +5,7 @@ Public API:
     save_model(model, directory), load_model(directory) -> Model
     FarStages (where a loaded pair's transducers are), digest(data), sha256_of(path)
 
-A model directory (format version 3) holds
+A model directory (format version 4) holds
 - `model.json`: format name and version, options, features, columns, token inventory,
   the SHA-256 of every other file, per column pair its program (readable and as JSON),
   its token list and the FAR keys of its transducers in the order they apply, and the
@@ -67,7 +67,10 @@ if TYPE_CHECKING:
     from fstsynth.transducers import Transducers
 
 FORMAT_NAME = "fstsynth-model"
-FORMAT_VERSION = 3
+#: 4: the layout of 3; its programs may hold SetFeatures, Agree and tier tests that count
+#: the position itself, which a reader of version 3 would misread (an inclusive tier
+#: test as a plain one), so it refuses them as newer.
+FORMAT_VERSION = 4
 MODEL_JSON = "model.json"
 MODEL_FAR = "model.far"
 MODEL_TABLES = "tables.npz"
@@ -208,7 +211,7 @@ class FarStages:
 
 
 def _pass_of(key: str) -> int:
-    """The pass a FAR key belongs to: `pair-S-T.pass{k}.{j}` (version 3),
+    """The pass a FAR key belongs to: `pair-S-T.pass{k}.{j}` (versions 3 and 4),
     `pair-S-T.pass{k}` (version 2), `pair-S-T` (version 1, all passes composed)."""
     parts = key.split(".")
     if len(parts) >= 2 and parts[1].startswith("pass") and parts[1][4:].isdigit():

@@ -128,7 +128,7 @@ checked = {"cases": 0, "compared": 0, "words": 0}
 
 
 @settings(max_examples=25, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-@given(cases(words_per_case=12))
+@given(cases(words_per_case=16))
 def test_cdrewrite_agrees_on_random_programs(case):
     mismatches, _, compared = check_cdrewrite(case)
     assert not mismatches, describe(case, mismatches)
