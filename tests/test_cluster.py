@@ -134,7 +134,8 @@ def test_apply_output_dir_writes_what_apply_prints(plural_model, word_files, tmp
         assert (out / path.name).read_bytes() == _reference(plural_model, path, *options)[0], path.name
     warnings = proc.stderr.decode()
     assert f"{word_files[1]}: line 4 has a tab" in warnings
-    assert "tokens never seen in training: ʔ (2 words), f (1 word), q (1 word)" in warnings
+    # All IPA segments, and the model's features were derived from IPA: read by them.
+    assert "never seen in training, read by their IPA features: ʔ (2 words), f (1 word), q (1 word)" in warnings
 
 
 def test_apply_output_dir_refuses_clashing_names_and_the_terminal_options(plural_model, word_files, tmp_path):
@@ -195,7 +196,8 @@ def test_apply_on_the_cluster_writes_what_apply_prints(plural_model, word_files,
         assert (out / path.name).read_bytes() == _reference(plural_model, path, *options)[0], path.name
     warnings = proc.stderr.decode()
     assert f"{word_files[1]}: line 4 has a tab" in warnings
-    assert "tokens never seen in training: ʔ (2 words), f (1 word), q (1 word)" in warnings
+    # All IPA segments, and the model's features were derived from IPA: read by them.
+    assert "never seen in training, read by their IPA features: ʔ (2 words), f (1 word), q (1 word)" in warnings
 
 
 def test_the_dask_bag_recipe_writes_what_apply_prints(plural_model, word_files, tmp_path, scheduler):
