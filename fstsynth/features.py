@@ -21,7 +21,7 @@ import importlib.util
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from fstsynth.types import Features, Token
 
@@ -128,7 +128,7 @@ def read_by_ipa(tokens: Iterable[Token], features: Features) -> dict[Token, dict
     }
 
 
-class WithUnseen(dict):
+class WithUnseen(dict[Token, Mapping[str, bool]]):
     """A model's features plus those of tokens it never saw (`unseen`), by which the
     interpreter reads a word holding them. An unseen token is a source only: the
     `Inventory` never maps a trained token to it (the model cannot write a token it does
@@ -160,7 +160,7 @@ class Inventory:
             tok: tuple(bool(feats.get(name, False)) for name in self.names) for tok, feats in features.items()
         }
         self._tokens: dict[tuple[bool, ...], list[Token]] = {}
-        sources_only = getattr(features, "unseen", frozenset())
+        sources_only: frozenset[Token] = getattr(features, "unseen", frozenset())
         for tok in sorted(set(self._bundles) - sources_only):
             self._tokens.setdefault(self._bundles[tok], []).append(tok)
         self._resolved: dict[tuple[Token, tuple[tuple[str, bool], ...]], Token | None] = {}
