@@ -301,8 +301,8 @@ def test_learn_hints_at_features_when_the_program_is_long_for_its_data(plural_mo
 def test_learn_progress_lines_and_quiet(tmp_path, monkeypatch):
     from fstsynth import console
 
-    # Lines start at once and are not spaced out (not after the usual two seconds, nor
-    # one every ten: test_progress checks that pacing) so that this quick run shows them.
+    # Lines start at once and come at every report (not after two seconds, one per ten at
+    # most: tests/test_progress.py checks those) so that this quick run shows each pair.
     monkeypatch.setattr(console.ProgressView.__init__, "__defaults__", (None, None, 0.0, 0.0))
     result = invoke("learn", DATA / "paradigm.json", "-o", tmp_path / "m", "--variant", "feature")
     assert result.exit_code == 0, result.output
