@@ -470,3 +470,18 @@ def test_the_byte_path_reads_unseen_tokens_as_the_line_path_does(ipa_devoicing, 
     by_line = _apply_cli(directory, *lines[-4:])
     assert proc.stdout.decode().splitlines()[-4:] == by_line.stdout.decode().splitlines()
     assert by_line.stdout.decode().splitlines()[-3:] == ["g a r aː ʃ", "t aː Q", "ʒ ɔ p"]
+
+
+def test_devoicing_learned_without_a_features_file_reaches_unseen_segments(tmp_path):
+    """Learned from data/devoicing.tsv alone (features derived from IPA): `ʒ` never
+    occurs in training and `v` never word-finally; both come out devoiced."""
+    from fstsynth.model_file import save_model
+
+    problem = read_pairs([[" ".join(s), " ".join(t)] for s, t in data_pairs("devoicing.tsv")])
+    model = learn_model(problem)
+    assert "ʒ" not in model.alphabet
+    assert [model.apply(w) for w in ("garaːʒə", "l ɔ v ə", "n ɛ r v ə n")] == ["garaːʃ", "l ɔ f", "n ɛ r v ə"]
+    save_model(model, tmp_path / "m")
+    proc = _apply_cli(tmp_path / "m", "--check", "g a r aː ʒ ə")
+    assert proc.returncode == 0 and proc.stdout.decode() == "g a r aː ʃ\n", proc.stderr.decode()
+    assert "<unk>" not in proc.stderr.decode() and "read by their IPA features: ʒ (1 word)" in proc.stderr.decode()
