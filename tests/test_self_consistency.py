@@ -16,6 +16,11 @@ from fstsynth.dsl import from_json
 from fstsynth.interpreter import run
 from fstsynth.random_programs import ALPHABET, FEATURES, learn_back, random_program, random_word
 
+# Slow: the random programs now draw from eight features (place, manner, height as
+# well as voice and vowel, so that SetFeatures and Agree have bundles to map to), and
+# learning them back takes 30-70 s of CPU a seed where two features took 3 s.
+pytestmark = pytest.mark.slow
+
 SEEDS = range(6)
 
 
