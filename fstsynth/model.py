@@ -115,7 +115,9 @@ class PairModel:
         base = self.features if features is None else features
         index = self.tables.index
         unseen = {t for t in word if t not in index}
-        if not unseen or UNK in unseen:
+        # A word that holds `UNK` itself is read the old way: its output cannot tell the
+        # token from an unseen one read as `UNK` (the interpreter and the tables would part).
+        if not unseen or UNK in word:
             return self.map_unknown(word), base
         found = self.features_of_unseen(unseen, base)
         if found is None:
