@@ -73,17 +73,18 @@ def map_blocks(
 
     reader = threading.Thread(target=read, name="fstsynth-apply-reader", daemon=True)
     reader.start()
-    finished = False
     try:
         while True:
             item = pending.get()
             if item is None:
-                finished = True
                 return
             if isinstance(item, BaseException):
                 raise item
             yield item.result()
     finally:
         stop.set()
-        # On an error or an interrupt the workers are not waited for: the command ends.
-        pool.shutdown(wait=finished, cancel_futures=True)
+        # On an error or an interrupt too, the blocks not started are cancelled and the
+        # pool is waited for (the workers ignore Ctrl-C and finish at most their current
+        # block, a small one): a pool left running races the interpreter's exit, whose
+        # hook then writes to the pool's closed wake-up pipe and prints a traceback.
+        pool.shutdown(wait=True, cancel_futures=True)
