@@ -19,16 +19,17 @@ fires first on some of the examples where it is wrong:
 
 from __future__ import annotations
 
+from itertools import combinations
 from typing import Iterable, Mapping
 
 import numpy as np
 
-from fstsynth.dsl import Identity, Predicate, Rule
+from fstsynth.dsl import Identity, Rule
 from fstsynth.synthesis.atoms import AtomIndex
-from fstsynth.synthesis.bitsets import column_bits, lowest_bit
+from fstsynth.synthesis.bitsets import bit_indices, lowest_bit
 from fstsynth.synthesis.candidates import Candidate, Positives
 from fstsynth.synthesis.options import Options
-from fstsynth.synthesis.ranking import rule_cost
+from fstsynth.synthesis.ranking import predicate_cost, rule_cost, transformation_cost
 
 #: A rule making at least this many changes may be taken with exceptions that make
 #: other changes, at one example in `NOISE_SHARE` of its gain at most: in data this
@@ -90,13 +91,14 @@ class Exceptions:
         self.right = ((1 << n) - 1) & ~need
         self.no_positives = Positives(-1, [])
         self.found: dict[int, list[Candidate]] = {}  # by candidate index
-        # `_one` tests conjunctions on bitsets over `needed` (made when first needed):
-        # ops on ints as long as the example list were most of its cost.
-        self.need_bits: list[int] | None = None  # per atom of `index.usable`
-        self.here: dict[int, list[tuple[Predicate, int]]] = {}  # atoms true at an example
-        # Anchors where no rule was found, with the size of the danger then: while it is
-        # the same (it only shrinks), none would be found again.
-        self.failed: dict[int, int] = {}
+        self.needed_rows = np.array(needed.indices, dtype=np.intp)
+        # Per anchor, the conjunctions avoiding the danger of size `safe_at` (danger
+        # only shrinks: while its size is the same, so are they); only `left` differs
+        # between the candidates wrong there.
+        self.safe: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.safe_at = -1
+        self.atom_costs = np.array([predicate_cost(p, self.variant) for p in index.usable], dtype=np.float64)
+        self.identity_cost = transformation_cost(Identity())
 
     def tolerates(self, gain: int, wrong: int) -> bool:
         """Whether a rule of this gain may be taken with exceptions where it is wrong:
@@ -178,54 +180,82 @@ class Exceptions:
         """The shortest rule `... => Identity` true at example `anchor` that fires on no
         example of `danger`; among those, the one firing on most of `left`, then the
         cheapest, then the smallest printed form."""
-        if self.need_bits is None:
-            self.need_bits = column_bits(self.index.table[self.needed.indices])
-        here = self.here.get(anchor)
-        if here is None:
-            # The table's row, not a test of each atom's long bitset.
-            usable, need_bits = self.index.usable, self.need_bits
-            here = self.here[anchor] = [
-                (usable[i], need_bits[i]) for i in np.flatnonzero(self.index.table[anchor])
-            ]
         danger_size = danger.bit_count()  # danger only shrinks: its size tells it
-        if self.failed.get(anchor) == danger_size:
+        if danger_size != self.safe_at:
+            # Conjunctions found for a larger danger may now be beaten by shorter ones.
+            self.safe.clear()
+            self.safe_at = danger_size
+        found = self.safe.get(anchor)
+        if found is None:
+            found = self.safe[anchor] = self._safe_conjunctions(anchor, danger)
+        columns, conjunctions = found
+        if not len(conjunctions):
             return None
-        # On the examples needing a change, a conjunction of the least size avoiding
-        # danger narrows at each step (else one atom less would do), so "adds nothing"
-        # tested there prunes none of them: the same rules are found as by a search on
-        # all examples.
-        best: tuple[tuple[int, int, float, str], Rule, int] | None = None
-        frontier: list[tuple[tuple[Predicate, ...], int, int]] = [((), -1, -1)]
-        atoms = self.index.bits
-        for depth in range(1, self.depth + 1):
-            grown = []
-            for preds, where, last in frontier:
-                for idx in range(last + 1, len(here)):
-                    p, pbits = here[idx]
-                    both = where & pbits
-                    if both == where:
-                        continue  # adds nothing
-                    longer = preds + (p,)
-                    if both & danger:
-                        grown.append((longer, both, idx))
-                        continue
-                    fires = -1
-                    for q in longer:
-                        fires &= atoms[q]
-                    covered = (fires & left).bit_count()
-                    if best is not None and covered < -best[0][1]:
-                        continue  # the cost and printed form only break ties
-                    rule = Rule(longer, Identity())
-                    key = (depth, -covered, rule_cost(rule, self.variant), str(rule))
-                    if best is None or key < best[0]:
-                        best = (key, rule, fires)
-            if best is not None:
-                break  # a deeper rule cannot be better
-            frontier = grown
-        if best is None:
-            self.failed[anchor] = danger_size
-            return None
-        key, rule, fires = best
+        table = self.index.table
+        covered = np.zeros(len(conjunctions), dtype=np.int64)
+        left_rows = np.array(bit_indices(left), dtype=np.intp)
+        on_left = table[np.ix_(left_rows, columns)].astype(bool)
+        step = max(1, (1 << 22) // (len(left_rows) * conjunctions.shape[1]))
+        for start in range(0, len(conjunctions), step):
+            block = conjunctions[start : start + step]
+            covered[start : start + step] = on_left[:, block].all(axis=2).sum(axis=0)
+        ties = conjunctions[covered == covered.max()]
+        # rule_cost summed as it sums: the Identity's cost plus the predicates' in order.
+        atom_costs = self.atom_costs[columns]
+        sums = atom_costs[ties[:, 0]]
+        for place in range(1, ties.shape[1]):
+            sums = sums + atom_costs[ties[:, place]]
+        costs = self.identity_cost + sums
+        usable = self.index.usable
+        best: tuple[float, str, Rule] | None = None
+        for conjunction in ties[costs == costs.min()]:
+            rule = Rule(tuple(usable[columns[i]] for i in conjunction), Identity())
+            key = (rule_cost(rule, self.variant), str(rule), rule)
+            if best is None or key[:2] < best[:2]:
+                best = key
+        assert best is not None
+        fires = -1
+        for pred in best[2].predicates:
+            fires &= self.index.bits[pred]
         return Candidate(
-            rule.predicates, rule.transformation, fires, 0, self.no_positives, key[2], key[3], self.need, self.right
+            best[2].predicates, best[2].transformation, fires, 0, self.no_positives, best[0], best[1], self.need,
+            self.right,
         )
+
+    def _safe_conjunctions(self, anchor: int, danger: int) -> tuple[np.ndarray, np.ndarray]:
+        """The atoms true at `anchor` (columns of the index's table), and the
+        conjunctions of them of the least size (up to `depth`) true on no example of
+        `danger`, as rows of positions in that list, ascending (none: no row).
+
+        Tested on the table's rows of the danger examples, duplicates dropped: for
+        each prefix of size-2 atoms, the pairs after it that no remaining danger row
+        holds both of are one matrix product (the pair counts). A conjunction holding
+        one that adds nothing on the examples needing a change is as dangerous as that
+        one, so no pruning is needed for the same result."""
+        table = self.index.table
+        columns = np.flatnonzero(table[anchor])
+        rows = self.needed_rows[np.array(bit_indices(danger), dtype=np.intp)]
+        on_danger = table[np.ix_(rows, columns)].astype(bool)
+        # Rows alike on these columns test alike.
+        packed = np.packbits(on_danger, axis=1)
+        _, first = np.unique(packed, axis=0, return_index=True)
+        on_danger = on_danger[np.sort(first)]
+        width = len(columns)
+        safe = np.flatnonzero(~on_danger.any(axis=0))
+        if len(safe) or self.depth == 1:
+            return columns, safe.reshape(-1, 1)
+        for depth in range(2, self.depth + 1):
+            found: list[np.ndarray] = []
+            for prefix in combinations(range(width), depth - 2):
+                after = prefix[-1] + 1 if prefix else 0
+                if width - after < 2:
+                    continue
+                held = on_danger[on_danger[:, list(prefix)].all(axis=1)] if prefix else on_danger
+                block = held[:, after:].astype(np.float32)
+                pairs = np.argwhere(np.triu((block.T @ block) == 0, 1)) + after
+                if len(pairs):
+                    heads = np.broadcast_to(np.array(prefix, dtype=np.int64), (len(pairs), len(prefix)))
+                    found.append(np.hstack([heads, pairs]))
+            if found:
+                return columns, np.vstack(found)
+        return columns, np.zeros((0, self.depth), dtype=np.int64)

@@ -1,0 +1,94 @@
+"""The exception search (`fstsynth.synthesis.exceptions`) against a plain enumeration."""
+
+from __future__ import annotations
+
+import random
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from fstsynth.dsl import Identity, IsToken, Rule
+from fstsynth.synthesis.atoms import AtomIndex
+from fstsynth.synthesis.bitsets import bit_indices, bits, column_bits
+from fstsynth.synthesis.candidates import Positives
+from fstsynth.synthesis.exceptions import Exceptions, slots_of
+from fstsynth.synthesis.options import Options
+from fstsynth.synthesis.ranking import rule_cost
+
+
+def _random_index(rng: random.Random, n: int, atoms: int, density: float) -> AtomIndex:
+    table = np.array([[rng.random() < density for _ in range(atoms)] for _ in range(n)], dtype=np.uint8)
+    # Atoms of different costs (offsets) and printed forms, so that ties are broken by both.
+    usable = [IsToken(f"t{a % 5}", a // 5 - 2) for a in range(atoms)]
+    return AtomIndex(dict(zip(usable, column_bits(table))), usable, table)
+
+
+def _expected(index: AtomIndex, anchor: int, left: int, danger_rows: list[int], depth: int,
+              variant: str) -> tuple[str, int] | None:
+    """The shortest conjunction true at `anchor` and at no danger row; then the one
+    true on most of `left`, the cheapest, the smallest printed form: by enumeration."""
+    here = [i for i in range(len(index.usable)) if index.table[anchor, i]]
+    for size in range(1, depth + 1):
+        best = None
+        for conj in combinations(here, size):
+            if any(all(index.table[r, i] for i in conj) for r in danger_rows):
+                continue
+            preds = tuple(index.usable[i] for i in conj)
+            fires = -1
+            for p in preds:
+                fires &= index.bits[p]
+            rule = Rule(preds, Identity())
+            key = (-(fires & left).bit_count(), rule_cost(rule, variant), str(rule))
+            if best is None or key < best[0]:
+                best = (key, fires)
+        if best is not None:
+            return best[0][2], best[1]
+    return None
+
+
+def _check(seed: int) -> list[int]:
+    """Compare the search with the enumeration on a random table; the sizes of the
+    exceptions found."""
+    rng = random.Random(seed)
+    n, atoms = rng.randint(8, 40), rng.randint(3, 14)
+    index = _random_index(rng, n, atoms, rng.choice([0.5, 0.7, 0.85]))
+    need_rows = sorted(rng.sample(range(n), n // 2))
+    need = bits(need_rows)
+    needed = Positives(-2, need_rows)
+    options = Options(variant="token", max_conjuncts=rng.choice([1, 2, 3, 4]))
+    exceptions = Exceptions(index, need, needed, n, options, [], slots_of([needed]))
+    stay = [k for k in range(n) if not need >> k & 1]
+    danger = (1 << len(need_rows)) - 1
+    sizes = []
+    # Danger shrinks as examples get decided: the search must follow it.
+    for _ in range(6):
+        anchor = rng.choice(stay)
+        left = bits({anchor, *rng.sample(stay, min(3, len(stay)))})
+        danger_rows = [need_rows[b] for b in bit_indices(danger)]
+        expected = _expected(index, anchor, left, danger_rows, options.max_conjuncts, options.variant)
+        got = exceptions._one(anchor, left, danger)
+        if expected is None:
+            assert got is None
+        else:
+            sizes.append(len(got.predicates))
+            assert got is not None
+            assert (got.text, got.fires) == expected
+            assert got.text == str(got.rule) and got.cost == rule_cost(got.rule, options.variant)
+        # Asked again with a narrower `left`, from what was kept for this anchor.
+        again = exceptions._one(anchor, 1 << anchor, danger)
+        expected = _expected(index, anchor, 1 << anchor, danger_rows, options.max_conjuncts, options.variant)
+        assert (again.text, again.fires) == expected if expected else again is None
+        danger &= ~(1 << rng.randrange(len(need_rows)))
+    return sizes
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_identity_exceptions_are_the_shortest_safe_conjunction(seed):
+    _check(seed)
+
+
+def test_the_random_tables_need_exceptions_of_every_size():
+    # Else the comparison above would not reach the deeper searches.
+    sizes = {size for seed in range(30) for size in _check(seed)}
+    assert {1, 2, 3} <= sizes
