@@ -227,9 +227,11 @@ class Exceptions:
         conjunctions of them of the least size (up to `depth`) true on no example of
         `danger`, as rows of positions in that list, ascending (none: no row).
 
-        Tested on the table's rows of the danger examples, duplicates dropped: for
-        each prefix of size-2 atoms, the pairs after it that no remaining danger row
-        holds both of are one matrix product (the pair counts). A conjunction holding
+        Tested on the table's rows of the danger examples, duplicates dropped: for a
+        size d, each prefix of d - 2 atoms keeps the danger rows holding it, and the
+        pairs after it that none of those holds both of are one matrix product (pair
+        counts), in C rather than a Python loop per pair (most of learning's time on
+        deep orthographies). A conjunction holding
         one that adds nothing on the examples needing a change is as dangerous as that
         one, so no pruning is needed for the same result."""
         table = self.index.table
@@ -240,22 +242,27 @@ class Exceptions:
         packed = np.packbits(on_danger, axis=1)
         _, first = np.unique(packed, axis=0, return_index=True)
         on_danger = on_danger[np.sort(first)]
-        width = len(columns)
         safe = np.flatnonzero(~on_danger.any(axis=0))
         if len(safe) or self.depth == 1:
             return columns, safe.reshape(-1, 1)
+        # An atom true on every danger row (of those left by a prefix) is in no
+        # conjunction of the least size: without it the rest would avoid danger too.
+        useful = np.flatnonzero(~on_danger.all(axis=0))
+        on_danger = on_danger[:, useful]
+        width = len(useful)
         for depth in range(2, self.depth + 1):
             found: list[np.ndarray] = []
             for prefix in combinations(range(width), depth - 2):
-                after = prefix[-1] + 1 if prefix else 0
-                if width - after < 2:
-                    continue
                 held = on_danger[on_danger[:, list(prefix)].all(axis=1)] if prefix else on_danger
-                block = held[:, after:].astype(np.float32)
-                pairs = np.argwhere(np.triu((block.T @ block) == 0, 1)) + after
+                after = prefix[-1] + 1 if prefix else 0
+                rest = after + np.flatnonzero(~held[:, after:].all(axis=0))
+                if len(rest) < 2:
+                    continue
+                block = held[:, rest].astype(np.float32)
+                pairs = rest[np.argwhere(np.triu((block.T @ block) == 0, 1))]
                 if len(pairs):
                     heads = np.broadcast_to(np.array(prefix, dtype=np.int64), (len(pairs), len(prefix)))
-                    found.append(np.hstack([heads, pairs]))
+                    found.append(useful[np.hstack([heads, pairs])])
             if found:
                 return columns, np.vstack(found)
         return columns, np.zeros((0, self.depth), dtype=np.int64)
