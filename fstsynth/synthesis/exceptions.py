@@ -95,7 +95,7 @@ class Exceptions:
         # Per anchor, the conjunctions avoiding the danger of size `safe_at` (danger
         # only shrinks: while its size is the same, so are they); only `left` differs
         # between the candidates wrong there.
-        self.safe: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.safe: dict[int, list[Candidate] | tuple[np.ndarray, np.ndarray]] = {}
         self.safe_at = -1
         self.atom_costs = np.array([predicate_cost(p, self.variant) for p in index.usable], dtype=np.float64)
         self.identity_cost = transformation_cost(Identity())
@@ -187,39 +187,59 @@ class Exceptions:
             self.safe_at = danger_size
         found = self.safe.get(anchor)
         if found is None:
-            found = self.safe[anchor] = self._safe_conjunctions(anchor, danger)
+            found = self.safe[anchor] = self._ranked(*self._safe_conjunctions(anchor, danger))
+        if isinstance(found, list):
+            # Few: each as a rule, cheapest then smallest printed form first, so the
+            # first of the most coverage is the one.
+            best, most = None, 0
+            for rule in found:
+                covered = (rule.fires & left).bit_count()
+                if covered > most:
+                    best, most = rule, covered
+            return best
         columns, conjunctions = found
         if not len(conjunctions):
             return None
         table = self.index.table
-        covered = np.zeros(len(conjunctions), dtype=np.int64)
+        covered_by = np.zeros(len(conjunctions), dtype=np.int64)
         left_rows = np.array(bit_indices(left), dtype=np.intp)
         on_left = table[np.ix_(left_rows, columns)].astype(bool)
         step = max(1, (1 << 22) // (len(left_rows) * conjunctions.shape[1]))
         for start in range(0, len(conjunctions), step):
             block = conjunctions[start : start + step]
-            covered[start : start + step] = on_left[:, block].all(axis=2).sum(axis=0)
-        ties = conjunctions[covered == covered.max()]
+            covered_by[start : start + step] = on_left[:, block].all(axis=2).sum(axis=0)
+        ties = conjunctions[covered_by == covered_by.max()]
         # rule_cost summed as it sums: the Identity's cost plus the predicates' in order.
         atom_costs = self.atom_costs[columns]
         sums = atom_costs[ties[:, 0]]
         for place in range(1, ties.shape[1]):
             sums = sums + atom_costs[ties[:, place]]
         costs = self.identity_cost + sums
-        usable = self.index.usable
-        best: tuple[float, str, Rule] | None = None
-        for conjunction in ties[costs == costs.min()]:
-            rule = Rule(tuple(usable[columns[i]] for i in conjunction), Identity())
-            key = (rule_cost(rule, self.variant), str(rule), rule)
-            if best is None or key[:2] < best[:2]:
-                best = key
-        assert best is not None
+        return min(
+            (self._rule(columns[conjunction]) for conjunction in ties[costs == costs.min()]),
+            key=lambda rule: (rule.cost, rule.text),
+        )
+
+    #: Anchors with at most this many shortest conjunctions keep them as rules, with
+    #: their long bitsets: most anchors have a few, and `_one` is asked for each of the
+    #: many candidates wrong there.
+    RANKED_AT_MOST = 256
+
+    def _ranked(self, columns: np.ndarray, conjunctions: np.ndarray) -> list[Candidate] | tuple[np.ndarray, np.ndarray]:
+        """The conjunctions as rules, cheapest then smallest printed form first, if few."""
+        if len(conjunctions) > self.RANKED_AT_MOST:
+            return columns, conjunctions
+        return sorted((self._rule(columns[c]) for c in conjunctions), key=lambda rule: (rule.cost, rule.text))
+
+    def _rule(self, columns: np.ndarray) -> Candidate:
+        """The rule `... => Identity` testing these atoms (columns of the index's table)."""
+        rule = Rule(tuple(self.index.usable[i] for i in columns), Identity())
         fires = -1
-        for pred in best[2].predicates:
+        for pred in rule.predicates:
             fires &= self.index.bits[pred]
         return Candidate(
-            best[2].predicates, best[2].transformation, fires, 0, self.no_positives, best[0], best[1], self.need,
-            self.right,
+            rule.predicates, rule.transformation, fires, 0, self.no_positives, rule_cost(rule, self.variant),
+            str(rule), self.need, self.right,
         )
 
     def _safe_conjunctions(self, anchor: int, danger: int) -> tuple[np.ndarray, np.ndarray]:
