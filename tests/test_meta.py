@@ -133,7 +133,7 @@ TESTED_ELSEWHERE = {
                      "first_passes", "learner", "options", "ranking")
     },
     "exporters": ["test_exports.py"],
-    **{f"exporters.{name}": ["test_exports.py"] for name in ("att", "dot", "export", "foma_script")},
+    **{f"exporters.{name}": ["test_exports.py"] for name in ("att", "dot", "export", "foma_script", "foma_contexts")},
     "exporters.pynini_runtime": ["test_pynini_grammar.py"],  # the grammar's runtime
 }
 
