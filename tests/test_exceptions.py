@@ -8,7 +8,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from fstsynth.dsl import Identity, IsToken, Rule
+from fstsynth.dsl import Identity, IsToken, Predicate, Rule
 from fstsynth.synthesis.atoms import AtomIndex
 from fstsynth.synthesis.bitsets import bit_indices, bits, column_bits
 from fstsynth.synthesis.candidates import Positives
@@ -20,7 +20,7 @@ from fstsynth.synthesis.ranking import rule_cost
 def _random_index(rng: random.Random, n: int, atoms: int, density: float) -> AtomIndex:
     table = np.array([[rng.random() < density for _ in range(atoms)] for _ in range(n)], dtype=np.uint8)
     # Atoms of different costs (offsets) and printed forms, so that ties are broken by both.
-    usable = [IsToken(f"t{a % 5}", a // 5 - 2) for a in range(atoms)]
+    usable: list[Predicate] = [IsToken(f"t{a % 5}", a // 5 - 2) for a in range(atoms)]
     return AtomIndex(dict(zip(usable, column_bits(table))), usable, table)
 
 
@@ -72,14 +72,14 @@ def _check(seed: int, ranked_at_most: int = Exceptions.RANKED_AT_MOST) -> list[i
         if expected is None:
             assert got is None
         else:
-            sizes.append(len(got.predicates))
             assert got is not None
+            sizes.append(len(got.predicates))
             assert (got.text, got.fires) == expected
             assert got.text == str(got.rule) and got.cost == rule_cost(got.rule, options.variant)
         # Asked again with a narrower `left`, from what was kept for this anchor.
         again = exceptions._one(anchor, 1 << anchor, danger)
         expected = _expected(index, anchor, 1 << anchor, danger_rows, options.max_conjuncts, options.variant)
-        assert (again.text, again.fires) == expected if expected else again is None
+        assert (None if again is None else (again.text, again.fires)) == expected
         danger &= ~(1 << rng.randrange(len(need_rows)))
     return sizes
 
