@@ -12,12 +12,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
-from fstsynth.block_pool import map_blocks
+from fstsynth.block_pool import map_blocks, map_file
+from fstsynth.errors import UserError
 from fstsynth.stream import blocks
 from test_fast_apply import _env
 from test_fast_apply import plural_model as plural_model  # (a fixture)
@@ -91,6 +93,65 @@ def test_blocks_mapped_by_two_workers_are_the_blocks_mapped_in_order(plural_mode
     assert [(a.data, a.text, a.unseen, a.tab_line) for a in here] == [
         (a.data, a.text, a.unseen, a.tab_line) for a in there
     ]
+
+
+def _file_input(seed: int) -> bytes:
+    """`_mixed_input` with a byte-order mark, a line longer than many blocks and a tab
+    line late, and no newline at the end."""
+    lines = _mixed_input(3000, seed).split(b"\n")
+    lines[1700:1700] = [b"k a t " * 3000, "d ɔ g\tk a t s".encode()]
+    return "\ufeff".encode() + b"\n".join(lines).rstrip(b"\n")
+
+
+@pytest.mark.parametrize("start", [0, 5000])
+def test_workers_reading_a_file_give_the_blocks_results_in_order(plural_model, tmp_path, start):
+    """`map_file` with small blocks (a line holds many): the output, the unseen tokens
+    and the first tab line (lines numbered from where reading starts, as on a stream)
+    of mapping the file's blocks in this process, from any offset; the offset then at
+    the end; a byte that is not UTF-8 named by its line."""
+    from fstsynth.apply_command import _block_applier
+
+    data = _file_input(3)
+    path = tmp_path / "words.txt"
+    path.write_bytes(data)
+    make = lambda: _block_applier(plural_model, None, None, " ", "plain", "utf-8")  # noqa: E731
+    here = [make().apply(b) for b in blocks(io.BytesIO(data[start:]), chunk=4096)]
+    with path.open("rb") as handle:
+        handle.seek(start)
+        there = list(map_file(handle.fileno(), make, 2, encoding="utf-8", block_bytes=997))
+        assert handle.tell() == len(data)
+    assert len(there) > 10
+    assert b"".join(a.data for a in there) == b"".join(a.data or a.text.encode() for a in here)
+    assert sum((a.unseen for a in there), Counter()) == sum((a.unseen for a in here), Counter()) != Counter()
+    tab_lines = [a.tab_line for a in here if a.tab_line is not None]
+    first_tab = [a.tab_line for a in there if a.tab_line is not None][:1]
+    assert first_tab == tab_lines[:1] != []
+    path.write_bytes(data[:20_000] + b"\xff" + data[20_000:])
+    line = data[:20_000].count(b"\n") + 1
+    with path.open("rb") as handle, pytest.raises(UserError, match=f"^<stdin>: line {line}: not valid UTF-8$"):
+        list(map_file(handle.fileno(), make, 2, encoding="utf-8", block_bytes=997))
+
+
+def test_jobs_on_a_file_print_the_same_bytes_as_one_process(plural_model, tmp_path):
+    """Standard input a regular file (which the workers read themselves) from an
+    offset within a line; then, from its start, with a byte that is not UTF-8: the
+    output, the warnings, the error and the exit code of one process."""
+    data = _file_input(4)
+    path = tmp_path / "words.txt"
+    for content, offsets in ((data, (data.index(b" ", 777),)), (data[:30_000] + b"\xff" + data[30_000:], (0,))):
+        path.write_bytes(content)
+        for offset in offsets:
+            runs = []
+            for jobs in ("1", "2"):
+                with path.open("rb") as stdin:
+                    stdin.seek(offset)
+                    runs.append(subprocess.run(
+                        [sys.executable, "-m", "fstsynth", "apply", str(plural_model), "--jobs", jobs],
+                        stdin=stdin, capture_output=True, env=_env(), cwd=ROOT,
+                    ))
+            one, two = runs
+            assert (two.returncode, two.stdout, two.stderr) == (one.returncode, one.stdout, one.stderr)
+            assert one.returncode == (0 if content == data else 2), one.stderr.decode()
 
 
 @pytest.mark.parametrize("args", [[], ["--format", "tsv"], ["--join"]])
