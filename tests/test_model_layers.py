@@ -18,7 +18,7 @@ LAYERS: list[set[str]] = [
     {"errors", "types", "progress"},
     {"arrays", "fileio", "guard", "console", "drawing"},
     {"dsl", "features", "problem", "alignment", "table_format"},
-    {"interpreter", "chunks", "pairngram", "rule_shape", "rules_text"}
+    {"interpreter", "chunks", "pairngram", "rule_shape", "rules_text", "dsl_parser", "pass_decisions"}
     | {"tables", "batch_walker", "word_walker", "_walk"},
     {"bimachine", "far", "transducers", "block_walker", "spe"},
     {"compiler", "synthesis"},
