@@ -132,6 +132,26 @@ def test_workers_reading_a_file_give_the_blocks_results_in_order(plural_model, t
         list(map_file(handle.fileno(), make, 2, encoding="utf-8", block_bytes=997))
 
 
+@pytest.mark.parametrize("jobs", [2, 3, 5])
+def test_workers_that_end_before_the_file_is_written_out(plural_model, tmp_path, jobs):
+    """Fewer blocks than processes, or a worker done with its last block while the
+    blocks before it are still being written: the output of one process."""
+    from fstsynth.apply_command import _block_applier
+
+    data = b"k a t\nd \xc9\x94 g\n" * 300
+    path = tmp_path / "words.txt"
+    path.write_bytes(data)
+    make = lambda: _block_applier(plural_model, None, None, " ", "plain", "utf-8")  # noqa: E731
+    expected = make().apply(next(blocks(io.BytesIO(data), chunk=len(data)))).data
+    for block_bytes in (len(data) // 3 + 1, len(data) // 7 + 1):
+        got = []
+        with path.open("rb") as handle:
+            for applied in map_file(handle.fileno(), make, jobs, encoding="utf-8", block_bytes=block_bytes):
+                got.append(applied.data)
+                time.sleep(0.02)  # (a slow reader: the workers are done, and gone, before it is)
+        assert b"".join(got) == expected
+
+
 def test_jobs_on_a_file_print_the_same_bytes_as_one_process(plural_model, tmp_path):
     """Standard input a regular file (which the workers read themselves) from an
     offset within a line; then, from its start, with a byte that is not UTF-8: the
