@@ -260,7 +260,7 @@ def map_file(
     `encoding` and `errors`, as the output stream would); the tab line numbered from the
     offset, as on a stream. The file is read to the size it has now (a file still
     growing: its last line to its newline), and its offset left at that size.
-    `on_read`: called with the bytes read so far."""
+    `on_read`: called once, first, with the number of bytes to read."""
     from fstsynth.stream import Applied, LineError, file_block
 
     if jobs < 1:
@@ -277,6 +277,10 @@ def map_file(
         begin = start + k * block_bytes
         return file_block(fd, start, begin, min(begin + block_bytes, size))
 
+    if on_read is not None:
+        # All of it, now: the memory watchdog (`apply`'s `on_input`) starts before the
+        # workers, as on a stream, where reading the first few blocks starts it.
+        on_read(size - start)
     applier = make_applier()
     workers: list[_Worker] = []
     lines = 0
@@ -295,8 +299,6 @@ def map_file(
                     printed, unseen, tab_line, block_lines = workers[k % jobs - 1].result()
             except LineError as exc:
                 raise exc.shifted(lines) from None
-            if on_read is not None:
-                on_read(min(size - start, (k + 1) * block_bytes))
             yield Applied(printed, unseen, "", None if tab_line is None else lines + tab_line)
             lines += block_lines
         finished = True

@@ -188,27 +188,35 @@ def test_jobs_print_the_same_bytes_as_one_process(plural_model, args):
         assert (many.returncode, many.stdout, many.stderr) == (one.returncode, one.stdout, one.stderr), jobs
 
 
-def _started(model: Path, jobs: str) -> subprocess.Popen:
-    """`apply --jobs JOBS` reading a pipe that stays open, after its first output."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fstsynth", "apply", str(model), "--jobs", jobs],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), cwd=ROOT,
-        start_new_session=True,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(b"k a t\n" * 5000)
-    proc.stdin.flush()
+def _started(model: Path, jobs: str, words: Path | None = None) -> subprocess.Popen:
+    """`apply --jobs JOBS` reading a pipe that stays open (or the file `words`, which
+    it does not get to the end of: its output is not read), after its first output."""
+    with (words.open("rb") if words else open(os.devnull, "rb")) as file:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fstsynth", "apply", str(model), "--jobs", jobs],
+            stdin=file if words else subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(),
+            cwd=ROOT, start_new_session=True,
+        )
+    assert proc.stdout is not None
+    if proc.stdin is not None:
+        proc.stdin.write(b"k a t\n" * 5000)
+        proc.stdin.flush()
     ready, _, _ = select.select([proc.stdout], [], [], 60)
     assert ready, "no output"
     assert proc.stdout.readline() == b"k a t s\n"
     return proc
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_ctrl_c_ends_jobs_as_it_ends_one_process(plural_model, jobs):
+@pytest.mark.parametrize("jobs,stdin", [("1", "pipe"), ("2", "pipe"), ("2", "file")])
+def test_ctrl_c_ends_jobs_as_it_ends_one_process(plural_model, tmp_path, jobs, stdin):
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it): exit code 130
-    and one line on standard error, whatever `--jobs`; no worker left running."""
-    proc = _started(plural_model, jobs)
+    and one line on standard error, whatever `--jobs` and standard input; no worker
+    left running."""
+    words = None
+    if stdin == "file":
+        words = tmp_path / "words.txt"
+        words.write_bytes(b"k a t\n" * 500_000)
+    proc = _started(plural_model, jobs, words)
     try:
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)
