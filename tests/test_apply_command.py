@@ -18,18 +18,26 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from fstsynth.block_pool import map_blocks, map_file
+from forked import run_forked
+from fstsynth.block_pool import FILE_BLOCK_BYTES, map_blocks, map_file
 from fstsynth.errors import UserError
 from fstsynth.stream import blocks
 from test_fast_apply import _env
 from test_fast_apply import plural_model as plural_model  # (a fixture)
 
 
+def _main() -> None:
+    from fstsynth.__main__ import main
+
+    main()
+
+
 def _apply(model: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "fstsynth", "apply", str(model), *args],
-        input=stdin, capture_output=True, env=_env(), cwd=ROOT,
-    )
+    """`fstsynth apply MODEL ARGS` as `python -m fstsynth` runs it, in a child forked
+    from this process (tests/forked.py: no new interpreter's start-up per run)."""
+    argv = ["fstsynth", "apply", str(model), *args]
+    code, out, err = run_forked(_main, argv, stdin, _env())
+    return subprocess.CompletedProcess(argv, code, out, err)
 
 
 @pytest.mark.parametrize("plain_lines", [0, 200])
@@ -153,25 +161,34 @@ def test_workers_that_end_before_the_file_is_written_out(plural_model, tmp_path,
 
 
 def test_jobs_on_a_file_print_the_same_bytes_as_one_process(plural_model, tmp_path):
-    """Standard input a regular file (which the workers read themselves) from an
-    offset within a line; then, from its start, with a byte that is not UTF-8: the
-    output, the warnings, the error and the exit code of one process."""
-    data = _file_input(4)
+    """Standard input a regular file of two blocks (the workers read theirs
+    themselves), from an offset within a line; then, with a byte that is not UTF-8 in
+    the second block: the output, the warnings, the error and the exit code of one
+    process."""
+    data = _file_input(4) * 12
+    assert FILE_BLOCK_BYTES < len(data) < 2 * FILE_BLOCK_BYTES
     path = tmp_path / "words.txt"
-    for content, offsets in ((data, (data.index(b" ", 777),)), (data[:30_000] + b"\xff" + data[30_000:], (0,))):
-        path.write_bytes(content)
-        for offset in offsets:
-            runs = []
-            for jobs in ("1", "2"):
-                with path.open("rb") as stdin:
-                    stdin.seek(offset)
-                    runs.append(subprocess.run(
-                        [sys.executable, "-m", "fstsynth", "apply", str(plural_model), "--jobs", jobs],
-                        stdin=stdin, capture_output=True, env=_env(), cwd=ROOT,
-                    ))
-            one, two = runs
-            assert (two.returncode, two.stdout, two.stderr) == (one.returncode, one.stdout, one.stderr)
-            assert one.returncode == (0 if content == data else 2), one.stderr.decode()
+    path.write_bytes(data)
+    runs = []
+    for jobs in ("1", "2"):
+        with path.open("rb") as stdin:
+            stdin.seek(data.index(b" ", 777))
+            runs.append(subprocess.run(
+                [sys.executable, "-m", "fstsynth", "apply", str(plural_model), "--jobs", jobs],
+                stdin=stdin, capture_output=True, env=_env(), cwd=ROOT,
+            ))
+    one, two = runs
+    assert one.returncode == 0 and one.stdout.count(b"\n") > 30_000, one.stderr.decode()
+    assert (two.returncode, two.stdout, two.stderr) == (one.returncode, one.stdout, one.stderr)
+    bad = data[:600_000] + b"\xff" + data[600_000:]
+    one, two = (_apply(plural_model, "--jobs", jobs, stdin=bad) for jobs in ("1", "2"))
+    line = bad[:600_000].count(b"\n") + 1
+    assert one.returncode == 2 and f"<stdin>: line {line}: not valid UTF-8" in one.stderr.decode()
+    assert (two.returncode, two.stderr) == (one.returncode, one.stderr)
+    # What is printed before the error: the blocks before the bad one (blocks of
+    # another size than one process reads).
+    whole = _apply(plural_model, stdin=data).stdout
+    assert whole.startswith(two.stdout) and whole.startswith(one.stdout) and two.stdout.count(b"\n") < line
 
 
 @pytest.mark.parametrize("args", [[], ["--format", "tsv"], ["--join"]])
