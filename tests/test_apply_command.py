@@ -160,26 +160,17 @@ def test_workers_that_end_before_the_file_is_written_out(plural_model, tmp_path,
         assert b"".join(got) == expected
 
 
-def test_jobs_on_a_file_print_the_same_bytes_as_one_process(plural_model, tmp_path):
+def test_jobs_on_a_file_print_the_same_bytes_as_one_process(plural_model):
     """Standard input a regular file of two blocks (the workers read theirs
-    themselves), from an offset within a line; then, with a byte that is not UTF-8 in
-    the second block: the output, the warnings, the error and the exit code of one
-    process."""
+    themselves); then with a byte that is not UTF-8 in the second block: the output,
+    the warnings, the error and the exit code of one process. (From an offset:
+    `test_workers_reading_a_file_give_the_blocks_results_in_order`.)"""
     data = _file_input(4) * 12
     assert FILE_BLOCK_BYTES < len(data) < 2 * FILE_BLOCK_BYTES
-    path = tmp_path / "words.txt"
-    path.write_bytes(data)
-    runs = []
-    for jobs in ("1", "2"):
-        with path.open("rb") as stdin:
-            stdin.seek(data.index(b" ", 777))
-            runs.append(subprocess.run(
-                [sys.executable, "-m", "fstsynth", "apply", str(plural_model), "--jobs", jobs],
-                stdin=stdin, capture_output=True, env=_env(), cwd=ROOT,
-            ))
-    one, two = runs
+    one, two = (_apply(plural_model, "--jobs", jobs, stdin=data) for jobs in ("1", "2"))
     assert one.returncode == 0 and one.stdout.count(b"\n") > 30_000, one.stderr.decode()
     assert (two.returncode, two.stdout, two.stderr) == (one.returncode, one.stdout, one.stderr)
+    whole = one.stdout
     bad = data[:600_000] + b"\xff" + data[600_000:]
     one, two = (_apply(plural_model, "--jobs", jobs, stdin=bad) for jobs in ("1", "2"))
     line = bad[:600_000].count(b"\n") + 1
@@ -187,7 +178,6 @@ def test_jobs_on_a_file_print_the_same_bytes_as_one_process(plural_model, tmp_pa
     assert (two.returncode, two.stderr) == (one.returncode, one.stderr)
     # What is printed before the error: the blocks before the bad one (blocks of
     # another size than one process reads).
-    whole = _apply(plural_model, stdin=data).stdout
     assert whole.startswith(two.stdout) and whole.startswith(one.stdout) and two.stdout.count(b"\n") < line
 
 
