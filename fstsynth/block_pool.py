@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 #: Whether workers are forked (they start with a copy of this process: its applier
 #: too, without pickling it), rather than spawned. (Not asked of `multiprocessing`:
 #: importing it is a tenth of a one-word `apply`.)
-FORKS = hasattr(os, "fork") and sys.platform != "darwin"
+FORKS = hasattr(os, "fork")  # (as "fork" in multiprocessing.get_all_start_methods())
 
 #: The worker's applier (set once in each worker of `map_blocks` by `_start`).
 _applier: "BlockApplier | None" = None
