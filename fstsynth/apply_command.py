@@ -155,7 +155,10 @@ def run_apply(
         make = functools.partial(_same, applier) if FORKS else functools.partial(
             _block_applier, model_dir, source, target, sep, fmt, encoding
         )
-        file = _regular_file(sys.stdin) if FORKS else None
+        # (UTF-8 output only: the line path's text is encoded a block at a time there,
+        # which an encoding with a state, such as utf-8-sig's mark, would not survive.)
+        utf8 = encoding.lower().replace("_", "-") in ("utf-8", "utf8")
+        file = _regular_file(sys.stdin) if FORKS and utf8 else None
         if file is not None:  # the workers read their blocks from the file themselves
             done = map_file(file, make, jobs, encoding=encoding, errors=sys.stdout.errors or "strict",
                             on_read=on_input)
