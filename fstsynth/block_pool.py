@@ -24,9 +24,10 @@ command's process a third of the workers' own work, and the pool's start-up (its
 modules alone) a twentieth of a second. Here the command's process and `jobs - 1`
 forked workers take the file's blocks in turn (block k: process k mod jobs, the
 command's process first), each reading its block's lines itself (byte offsets; a block
-holds the lines that start in its range, `stream.file_block`). A worker writes each
-output into one of `SLOTS` buffers of memory it shares with the command's process (a
-larger output goes through its pipe) and tells the command's process its block's
+holds the lines that start in its range, `stream.file_block`). While a worker's block
+it waits for is not ready, the command's process makes its own next ones ahead. A
+worker writes each output into one of `SLOTS` buffers of memory it shares with the
+command's process (a larger output goes through its pipe) and tells it the block's
 unseen tokens and line count through the pipe; it makes a block only once a buffer is
 free (the command's process hands buffers back as it writes them out, in order). Lines
 are counted in the command's process: a worker numbers the lines of its block from 1,
@@ -38,6 +39,7 @@ from __future__ import annotations
 import marshal
 import mmap
 import os
+import select
 import signal
 import sys
 from collections import Counter
@@ -221,6 +223,10 @@ class _Worker:
             made += 1
             k += jobs
 
+    def ready(self) -> bool:
+        """Whether the next block's record has begun to come."""
+        return bool(select.select([self.results], [], [], 0)[0])
+
     def result(self) -> tuple[bytes, Counter, int | None, int]:
         """The next block's printed bytes, unseen tokens, tab line and line count (or its
         error raised); its buffer handed back."""
@@ -283,22 +289,43 @@ def map_file(
         on_read(size - start)
     applier = make_applier()
     workers: list[_Worker] = []
+    # This process's blocks made ahead while a worker's block it waits for is not ready
+    # (a worker the machine's load holds back), at most `jobs * SLOTS` blocks ahead;
+    # an error is kept for its turn, when the lines before it are counted.
+    ahead: dict[int, tuple[bytes, Counter, int | None, int] | LineError] = {}
+    next_own = 0
+
+    def make_own() -> None:
+        nonlocal next_own
+        block = block_at(next_own)
+        assert block is not None
+        try:
+            ahead[next_own] = (*_made(applier, block, encoding, errors), block.data.count(b"\n"))
+        except LineError as exc:
+            ahead[next_own] = exc
+        next_own += jobs
+
     lines = 0
     finished = False
     try:
         for index in range(1, min(jobs, count)):
             workers.append(_Worker(index, jobs, block_at, applier, encoding, errors))
         for k in range(count):
-            try:
-                if k % jobs == 0:  # this process's block
-                    block = block_at(k)
-                    assert block is not None
-                    printed, unseen, tab_line = _made(applier, block, encoding, errors)
-                    block_lines = block.data.count(b"\n")
-                else:
-                    printed, unseen, tab_line, block_lines = workers[k % jobs - 1].result()
-            except LineError as exc:
-                raise exc.shifted(lines) from None
+            if k % jobs == 0:  # this process's block
+                if k not in ahead:
+                    make_own()
+                made = ahead.pop(k)
+            else:
+                worker = workers[k % jobs - 1]
+                while next_own < min(count, k + jobs * SLOTS) and not worker.ready():
+                    make_own()
+                try:
+                    made = worker.result()
+                except LineError as exc:
+                    made = exc
+            if isinstance(made, LineError):
+                raise made.shifted(lines) from None
+            printed, unseen, tab_line, block_lines = made
             yield Applied(printed, unseen, "", None if tab_line is None else lines + tab_line)
             lines += block_lines
         finished = True
