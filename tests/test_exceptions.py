@@ -47,7 +47,9 @@ def _expected(index: AtomIndex, anchor: int, left: int, danger_rows: list[int], 
     return None
 
 
-def _check(seed: int, ranked_at_most: int = Exceptions.RANKED_AT_MOST) -> list[int]:
+def _check(
+    seed: int, ranked_at_most: int = Exceptions.RANKED_AT_MOST, kept_at_most: int = Exceptions.KEPT_AT_MOST
+) -> list[int]:
     """Compare the search with the enumeration on a random table; the sizes of the
     exceptions found."""
     rng = random.Random(seed)
@@ -59,6 +61,7 @@ def _check(seed: int, ranked_at_most: int = Exceptions.RANKED_AT_MOST) -> list[i
     options = Options(variant="token", max_conjuncts=rng.choice([1, 2, 3, 4]))
     exceptions = Exceptions(index, need, needed, n, options, [], slots_of([needed]))
     exceptions.RANKED_AT_MOST = ranked_at_most  # 0: every anchor's conjunctions as arrays
+    exceptions.KEPT_AT_MOST = kept_at_most  # 0: nothing kept from one request to the next
     stay = [k for k in range(n) if not need >> k & 1]
     danger = (1 << len(need_rows)) - 1
     sizes = []
@@ -84,10 +87,12 @@ def _check(seed: int, ranked_at_most: int = Exceptions.RANKED_AT_MOST) -> list[i
     return sizes
 
 
-@pytest.mark.parametrize("ranked_at_most", [0, Exceptions.RANKED_AT_MOST])
+@pytest.mark.parametrize("ranked_at_most, kept_at_most",
+                         [(Exceptions.RANKED_AT_MOST, Exceptions.KEPT_AT_MOST), (0, Exceptions.KEPT_AT_MOST),
+                          (Exceptions.RANKED_AT_MOST, 0)])
 @pytest.mark.parametrize("seed", range(30))
-def test_identity_exceptions_are_the_shortest_safe_conjunction(seed, ranked_at_most):
-    _check(seed, ranked_at_most)
+def test_identity_exceptions_are_the_shortest_safe_conjunction(seed, ranked_at_most, kept_at_most):
+    _check(seed, ranked_at_most, kept_at_most)
 
 
 def test_the_random_tables_need_exceptions_of_every_size():

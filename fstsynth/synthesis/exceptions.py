@@ -97,6 +97,7 @@ class Exceptions:
         # between the candidates wrong there.
         self.safe: dict[int, list[Candidate] | tuple[np.ndarray, np.ndarray]] = {}
         self.safe_at = -1
+        self.safe_kept = 0  # bytes of the bitsets and arrays kept in `safe`
         self.atom_costs = np.array([predicate_cost(p, self.variant) for p in index.usable], dtype=np.float64)
         self.identity_cost = transformation_cost(Identity())
 
@@ -185,9 +186,20 @@ class Exceptions:
             # Conjunctions found for a larger danger may now be beaten by shorter ones.
             self.safe.clear()
             self.safe_at = danger_size
+            self.safe_kept = 0
         found = self.safe.get(anchor)
         if found is None:
-            found = self.safe[anchor] = self._ranked(*self._safe_conjunctions(anchor, danger))
+            found = self._ranked(*self._safe_conjunctions(anchor, danger))
+            size = (
+                sum(rule.fires.bit_length() >> 3 for rule in found) if isinstance(found, list) else found[1].nbytes
+            )
+            if self.safe_kept + size > self.KEPT_AT_MOST:
+                # Deep searches can find many conjunctions per anchor: memory stays
+                # bounded, at the cost of searching some anchors again.
+                self.safe.clear()
+                self.safe_kept = 0
+            self.safe[anchor] = found
+            self.safe_kept += size
         if isinstance(found, list):
             # Few: each as a rule, cheapest then smallest printed form first, so the
             # first of the most coverage is the one.
@@ -219,6 +231,10 @@ class Exceptions:
             (self._rule(columns[conjunction]) for conjunction in ties[costs == costs.min()]),
             key=lambda rule: (rule.cost, rule.text),
         )
+
+    #: At most this many bytes of rules' bitsets and of conjunction arrays are kept in
+    #: `safe` at once.
+    KEPT_AT_MOST = 1 << 28
 
     #: Anchors with at most this many shortest conjunctions keep them as rules, with
     #: their long bitsets: most anchors have a few, and `_one` is asked for each of the
@@ -284,5 +300,5 @@ class Exceptions:
                     heads = np.broadcast_to(np.array(prefix, dtype=np.int64), (len(pairs), len(prefix)))
                     found.append(useful[np.hstack([heads, pairs])])
             if found:
-                return columns, np.vstack(found)
+                return columns, np.vstack(found).astype(np.int32)
         return columns, np.zeros((0, self.depth), dtype=np.int64)
