@@ -58,7 +58,7 @@ def test_time_limit_holds_under_auto(monkeypatch):
         clock = CpuClock(monkeypatch)
         started: list[float] = []
         try:
-            with progress.listening(lambda step, seen=started: seen.append(clock.now())):
+            with progress.listening(lambda step, seen=started: seen.append(CpuClock.now())):
                 learn_model(problem, Options(variant="auto", time_limit=limit))
         except ModelError as error:
             assert re.fullmatch(
