@@ -35,13 +35,13 @@ def test_hundreds_of_columns(tmp_path):
     rows = [[f"a b{k}" for k in range(200)], [f"b a{k}" for k in range(200)]]
     path = tmp_path / "wide.json"
     path.write_text(json.dumps({"columns": columns, "data": rows}))
-    started = time.monotonic()
+    started = time.process_time()  # the command runs in this process: its work, whatever the load
     err = cli_error(["learn", path, "-o", tmp_path / "m"])
     assert err == (
         f"fstsynth: error: wide: 39800 column pairs to learn (200 columns); fstsynth learns "
         f"at most {MAX_COLUMN_PAIRS} in one run: split the table\n"
     )
-    assert time.monotonic() - started < 30  # refused up front, not after hours
+    assert time.process_time() - started < 30  # refused up front, not after hours
 
 
 def test_thousands_of_distinct_tokens(tmp_path):
