@@ -250,7 +250,9 @@ def test_a_broad_rule_may_take_an_exception_that_makes_another_change():
     words = [c + "ab" for c in "cdfghkmnpqrstvwxzbjlyçñ"] + ["cabd"]
     pairs = [(tuple(w), tuple("dob" if w == "dab" else w.replace("a", "e"))) for w in words]
     features = with_vowel_classes({}, sorted({t for s, t in pairs for t in s + t}))
-    options = Options(variant="token")
+    # Every a is the second letter: with the edge prior, the rule that fires on every a
+    # is kept as "a -> e after the first letter". The exceptions are the point here.
+    options = Options(variant="token", edge_prior=False)
     examples = [
         ex
         for src, tgt in pairs

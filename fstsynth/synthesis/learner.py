@@ -499,6 +499,8 @@ def learn_variant(
                 # build).
                 current = [[(tok, None) for tok, _ in word] for word in current]
             score = n_correct(current)
+    # The edge prior is for a word and another form of it, not for a transcription.
+    pass_options = replace(options, edge_prior=options.edge_prior and not transcription and not one_to_one)
     for _ in range(options.max_passes):
         if score == len(pairs):
             break
@@ -508,7 +510,7 @@ def learn_variant(
         seconds["alignment"] += time.perf_counter() - started
         started = time.perf_counter()
         report(f"synthesizing pass {len(passes) + 1}", detail=options.variant)
-        pass_ = synthesize_pass(examples, features, options, deadline)
+        pass_ = synthesize_pass(examples, features, pass_options, deadline)
         seconds["synthesis"] += time.perf_counter() - started
         if not pass_.rules:
             break
