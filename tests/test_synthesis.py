@@ -327,3 +327,19 @@ def test_a_replacement_seen_on_one_token_only_stays_bound_to_it(variant):
     result = learn(pairs, {}, Options(variant=variant, chunks="off"))
     assert result.train_correct == len(pairs)
     assert run(result.program, tuple("daz"), {}) == tuple("dao")
+
+
+def test_a_change_seen_only_at_the_word_edge_stays_at_the_edge():
+    """ð -> t is seen only before the final ə (which goes): with the edge prior the rule
+    says so, and a ð inside a word stays; without it, ð -> t everywhere fits as well."""
+    from fstsynth.alignment import with_vowel_classes
+    from fstsynth.synthesis import learn_variant
+
+    rows = ["m u ð ə:m u t", "n a ð ə:n a t", "s e ð ə:s e t", "b o n ə:b o n", "k a l ə:k a l", "p i r ə:p i r"]
+    pairs = [tuple(tuple(side.split()) for side in row.split(":")) for row in rows]
+    features = with_vowel_classes({}, sorted({t for s, t in pairs for t in s + t}))
+    medial = tuple("r u ð o n ə".split())
+    for prior, want in [(True, "r u ð o n"), (False, "r u t o n")]:
+        program = learn_variant(pairs, features, Options(variant="token", edge_prior=prior)).program
+        assert all(run(program, s, features) == t for s, t in pairs)
+        assert " ".join(run(program, medial, features)) == want, program
