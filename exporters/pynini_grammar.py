@@ -11,7 +11,8 @@ model's symbols.txt), the natural classes the rules test (`CLASSES`), and per co
 pair a function returning its passes, one `p.rule(...)` per rule, each printed above it
 in SPE and in DSL notation. Below them comes the code that turns rules into
 transducers: each rule one cdrewrite, first-match-wins by marking (docs/design.md, section 5;
-`exporters/pynini_runtime.py`, copied in verbatim). Run as a script,
+`exporters/pynini_rules.py`, `pynini_runtime.py` and `pynini_cascade.py`, copied in
+verbatim). Run as a script,
 `python GRAMMAR.py OUT.far` writes one transducer per column pair (`pair-S-T`), symbol
 tables attached; `rewrite(fst, tokens)` applies one to a word, reading a token it has
 never seen as `<unk>` and putting it back where it is kept or copied, as
@@ -53,7 +54,11 @@ from fstsynth.features import inventory
 from fstsynth.rule_shape import SlotTest, TierTest, shape_of
 from fstsynth.types import Features, Token
 
-RUNTIME = Path(__file__).with_name("pynini_runtime.py")
+#: The files a grammar copies in, in this order: the rules' vocabulary, the passes'
+#: construction, the cascade and the grammar's command line.
+RUNTIME = tuple(
+    Path(__file__).with_name(name) for name in ("pynini_rules.py", "pynini_runtime.py", "pynini_cascade.py")
+)
 IMPORTS_START = "# ---- imports ----"
 RUNTIME_START = "# ---- runtime (everything below is copied into exported grammars) ----"
 
@@ -211,11 +216,34 @@ def _in_docstring(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def _runtime_part(start: str, end: str | None) -> str:
-    """The runtime's text from the line `start` (excluded) to the line `end`."""
-    text = RUNTIME.read_text(encoding="utf-8")
-    begin = text.index(start) + len(start) + 1
-    return text[begin : text.index(end) if end else len(text)]
+def _runtime_imports() -> str:
+    """The standard library and Pynini imports of the runtime files, merged: each file's
+    lines from `IMPORTS_START` to its next `# ---- ` line (its own imports from the
+    others are below that line: a grammar has their code instead)."""
+    plain: dict[str, None] = {}
+    names: dict[str, dict[str, None]] = {}
+    for path in RUNTIME:
+        text = path.read_text(encoding="utf-8")
+        begin = text.index(IMPORTS_START) + len(IMPORTS_START) + 1
+        for line in text[begin : text.index("\n# ---- ", begin)].splitlines():
+            if line.startswith("from "):
+                module, imported = line.removeprefix("from ").split(" import ")
+                names.setdefault(module, {}).update(dict.fromkeys(imported.split(", ")))
+            elif line.startswith("import "):
+                plain[line] = None
+    pynini = [line for line in plain if line == "import pynini"]
+    standard = [line for line in plain if line != "import pynini"]
+    froms = [f"from {module} import {', '.join(sorted(found))}" for module, found in names.items()]
+    return "\n".join([*standard, *froms, "", *pynini])
+
+
+def _runtime_code() -> str:
+    """The runtime files' code, each from its `RUNTIME_START` line on."""
+    parts = []
+    for path in RUNTIME:
+        text = path.read_text(encoding="utf-8")
+        parts.append(text[text.index(RUNTIME_START) + len(RUNTIME_START) + 1 :].strip("\n"))
+    return "\n\n\n".join(parts)
 
 
 def grammar_source(
@@ -244,7 +272,7 @@ def grammar_source(
         "tiers=[...])` is one pynini.cdrewrite; the code after the rules explains how.",
         '"""',
         "",
-        _runtime_part(IMPORTS_START, RUNTIME_START).rstrip("\n"),
+        _runtime_imports(),
         "",
         "# Every token the rules read or write; labels 1, 2, ... in this order (0 is <eps>).",
         f"TOKENS = {tokens!r}",
@@ -270,7 +298,7 @@ def grammar_source(
         "    sys.exit(grammar_main(sys.argv[1:], PAIRS, TOKENS, CLASSES))",
         "",
     ]
-    runtime = [RUNTIME_START, _runtime_part(RUNTIME_START, None).rstrip("\n")]
+    runtime = [RUNTIME_START, _runtime_code()]
     return "\n".join(head + body + runtime + tail)
 
 

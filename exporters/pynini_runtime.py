@@ -1,4 +1,8 @@
-"""How a grammar written by `fstsynth export --format pynini` becomes transducers.
+"""How the rules of a pass of an exported Pynini grammar become its transducer.
+
+`PassBuilder` turns a pass's rules (`exporters/pynini_rules.py`) into one transducer
+over integer labels (`Symbols`); `exporters/pynini_cascade.py` composes the passes,
+applies them to words and writes them to a FAR.
 
 This file is copied, after the line that marks its start, into every exported grammar
 (`exporters.pynini_grammar`), which thus needs nothing but Pynini and the standard
@@ -8,13 +12,31 @@ library. The tests also import it directly.
 # ---- imports ----
 # (No `from __future__ import annotations`: dataclasses would then look this module up
 # in sys.modules, where a grammar loaded by hand may not be.)
-import os
-import sys
-import tempfile
-from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence, Union
 
 import pynini
+
+# ---- the rules (a grammar has them above, copied from exporters/pynini_rules.py) ----
+from exporters.pynini_rules import (
+    Agree,
+    Boundary,
+    COPIES,
+    CopyReplace,
+    Delete,
+    END,
+    FeatureIs,
+    Identity,
+    Insert,
+    Negated,
+    OnTier,
+    ReplaceAnyBy,
+    ReplaceBy,
+    Rule,
+    SetFeatures,
+    Test,
+    TokenIs,
+    Transformation,
+)
 
 # ---- runtime (everything below is copied into exported grammars) ----
 
@@ -54,231 +76,10 @@ UNK = "<unk>"
 BOS_LABEL, EOS_LABEL = 0xF8FE, 0xF8FF
 
 
-# -- what a rule writes (the DSL's transformations)
-
-
-@dataclass(frozen=True)
-class Identity:
-    pass
-
-
-@dataclass(frozen=True)
-class Delete:
-    pass
-
-
-@dataclass(frozen=True)
-class ReplaceBy:
-    """Applies only to `source`."""
-
-    source: str
-    target: tuple[str, ...]
-
-    def __init__(self, source: str, target: Iterable[str]) -> None:
-        object.__setattr__(self, "source", source)
-        object.__setattr__(self, "target", tuple(target))
-
-
-@dataclass(frozen=True)
-class ReplaceAnyBy:
-    target: tuple[str, ...]
-
-    def __init__(self, target: Iterable[str]) -> None:
-        object.__setattr__(self, "target", tuple(target))
-
-
-@dataclass(frozen=True)
-class Insert:
-    """Keeps the token and writes `tokens` after it (at the start: a prefix)."""
-
-    tokens: tuple[str, ...]
-
-    def __init__(self, tokens: Iterable[str]) -> None:
-        object.__setattr__(self, "tokens", tuple(tokens))
-
-
-@dataclass(frozen=True)
-class CopyReplace:
-    """Writes a copy of the token at `offset` (applies only where that is a token)."""
-
-    offset: int
-
-
-@dataclass(frozen=True)
-class CopyInsert:
-    """Keeps the token and writes a copy of the token at `offset` after it."""
-
-    offset: int
-
-
-@dataclass(frozen=True)
-class SetFeatures:
-    """Writes the token with `values` set (`['-voice']`): `table` maps each token it
-    applies to to the token written (the one of the model's inventory with that
-    bundle); elsewhere it does not apply."""
-
-    values: tuple[str, ...]
-    table: tuple[tuple[str, str], ...]
-
-    def __init__(self, values: Iterable[str], table: Mapping[str, str]) -> None:
-        object.__setattr__(self, "values", tuple(values))
-        object.__setattr__(self, "table", tuple(sorted(table.items())))
-
-
-@dataclass(frozen=True)
-class Agree:
-    """Writes the token with the values of `features` taken from another token: the
-    one at `offset`, or with `tier`, the offset-th token of that tier (not counting the
-    position's own). `sources`: each token's values of those features (a token without
-    features is not there: nothing agrees with it); `table`: per values, each token it
-    applies to and the token written; elsewhere it does not apply."""
-
-    features: tuple[str, ...]
-    offset: int
-    tier: str | None
-    sources: tuple[tuple[str, tuple[bool, ...]], ...]
-    table: tuple[tuple[tuple[bool, ...], tuple[tuple[str, str], ...]], ...]
-
-    def __init__(
-        self,
-        features: Iterable[str],
-        offset: int,
-        tier: str | None,
-        sources: Mapping[str, tuple[bool, ...]],
-        table: Mapping[tuple[bool, ...], Mapping[str, str]],
-    ) -> None:
-        object.__setattr__(self, "features", tuple(features))
-        object.__setattr__(self, "offset", offset)
-        object.__setattr__(self, "tier", tier)
-        object.__setattr__(self, "sources", tuple(sorted(sources.items())))
-        object.__setattr__(self, "table", tuple(sorted((k, tuple(sorted(v.items()))) for k, v in table.items())))
-
-
-Transformation = Union[Identity, Delete, ReplaceBy, ReplaceAnyBy, Insert, CopyReplace, CopyInsert, SetFeatures, Agree]
-COPIES = (CopyReplace, CopyInsert)
-
-
-# -- tests at an offset: a token, a feature, the transformation that made it, the boundary
-
-
-class _CellTest:
-    """A test of the cell at an offset; `~test` is its negation."""
-
-    def __invert__(self) -> "Negated":
-        return Negated(self)  # type: ignore[arg-type]  # (every subclass is a Positive)
-
-
-@dataclass(frozen=True)
-class TokenIs(_CellTest):
-    token: str
-
-
-@dataclass(frozen=True)
-class FeatureIs(_CellTest):
-    feature: str
-
-
-@dataclass(frozen=True)
-class MadeBy(_CellTest):
-    """The token was written by `transformation` in the previous pass."""
-
-    transformation: Transformation
-
-
-@dataclass(frozen=True)
-class Boundary(_CellTest):
-    """Beyond either end of the word."""
-
-
-Positive = Union[TokenIs, FeatureIs, MadeBy, Boundary]
-
-
-@dataclass(frozen=True)
-class Negated:
-    test: Positive  # `~` of a Negated is its test
-
-    def __invert__(self) -> Positive:
-        return self.test
-
-
-Test = Union[TokenIs, FeatureIs, MadeBy, Boundary, Negated]
-END = Boundary()
-
-
-def token(name: str) -> TokenIs:
-    return TokenIs(name)
-
-
-def feature(name: str) -> FeatureIs:
-    return FeatureIs(name)
-
-
-def made_by(transformation: "Transformation") -> MadeBy:
-    return MadeBy(transformation)
-
-
-@dataclass(frozen=True)
-class OnTier:
-    """On the tier of the tokens with feature `tier`, the `index`-th token to the right
-    (index > 0) or to the left (index < 0) of the position has `feature`; with
-    `feature` = END: there is no such tier token. `inclusive`: counting from the
-    position's own token (the start position has none). `~` negates it."""
-
-    tier: str
-    feature: str | Boundary
-    index: int
-    inclusive: bool = False
-    negated: bool = False
-
-    def __invert__(self) -> "OnTier":
-        return OnTier(self.tier, self.feature, self.index, self.inclusive, not self.negated)
-
-
-def tier(tier_feature: str, test: str | Boundary, index: int, inclusive: bool = False) -> OnTier:
-    return OnTier(tier_feature, test, index, inclusive)
-
-
-@dataclass(frozen=True)
-class Rule:
-    writes: Transformation
-    at: tuple[tuple[int, tuple[Test, ...]], ...]
-    tiers: tuple[OnTier, ...]
-
-
-class Pass:
-    """An ordered list of rules: at each position the first that applies wins."""
-
-    def __init__(self) -> None:
-        self.rules: list[Rule] = []
-
-    def rule(
-        self,
-        writes: Transformation,
-        at: Mapping[int, Sequence[Test]] | None = None,
-        tiers: Sequence[OnTier] = (),
-    ) -> None:
-        """Add a rule: `writes` where every test of `at` (offset -> tests, all of
-        which must hold) and every tier test hold."""
-        tests = tuple(sorted((k, tuple(v)) for k, v in (at or {}).items()))
-        self.rules.append(Rule(writes, tests, tuple(tiers)))
-
-    def tags_read(self) -> list[Transformation]:
-        """The transformations this pass's `made_by` tests name, in a fixed order."""
-        found: dict[Transformation, None] = {}
-        for rule in self.rules:
-            for _, tests in rule.at:
-                for test in tests:
-                    while isinstance(test, Negated):
-                        test = test.test
-                    if isinstance(test, MadeBy):
-                        found[test.transformation] = None
-        return sorted(found, key=repr)
-
-
 # -- building transducers from labels (no string parsing: tokens may be any text)
 
 
-def _acceptor(labels: Iterable[int]) -> pynini.Fst:
+def label_acceptor(labels: Iterable[int]) -> pynini.Fst:
     """One symbol among `labels` (the empty language if there is none)."""
     fst = pynini.Fst()
     start = fst.add_state()
@@ -299,7 +100,7 @@ def _epsilon() -> pynini.Fst:
     return fst
 
 
-def _string(labels: Sequence[int]) -> pynini.Fst:
+def label_string(labels: Sequence[int]) -> pynini.Fst:
     fst = pynini.Fst()
     state = fst.add_state()
     fst.set_start(state)
@@ -329,7 +130,7 @@ def _concat(parts: Sequence[pynini.Fst]) -> pynini.Fst:
 
 def _union(parts: Sequence[pynini.Fst]) -> pynini.Fst:
     if not parts:
-        return _acceptor(())
+        return label_acceptor(())
     return pynini.union(*parts).rmepsilon()
 
 
@@ -382,7 +183,7 @@ CellTest = Callable[[Union[Cell, None]], bool]  # a test of a cell (None: the bo
 Variant = tuple[CellTest, list[OnTier]]  # one alternative of a rule (see `variants`)
 
 
-class _PassBuilder:
+class PassBuilder:
     """The transducers of one pass (see the module docstring)."""
 
     def __init__(
@@ -416,8 +217,8 @@ class _PassBuilder:
                     name = "".join("+" if v else "-" for v in values)
                     self.markers[(r, values)] = symbols.own(("mark", number, r, values), f"<p{number}r{r}:{name}>")
         self.slot_labels = [self.free, *self.markers.values()]
-        self.slot = _acceptor(self.slot_labels)
-        self.sigma_star = _acceptor([*map(self.label, self.cells), self.start, *self.slot_labels]).closure()
+        self.slot = label_acceptor(self.slot_labels)
+        self.sigma_star = label_acceptor([*map(self.label, self.cells), self.start, *self.slot_labels]).closure()
 
     # -- cells and tests
 
@@ -489,7 +290,7 @@ class _PassBuilder:
         labels = [self.label(c) for c in cells]
         if start and boundary:
             labels.append(self.start)
-        return _acceptor(labels)
+        return label_acceptor(labels)
 
     # -- contexts
 
@@ -507,7 +308,7 @@ class _PassBuilder:
         # farther ones beyond its start; j = 0: the position is the start cell.
         for j in range(0, -lo):
             if all(slots.get(k, every)[1] for k in range(lo, -j)):
-                alternatives.append((True, _concat([_acceptor([BOS_LABEL]), *units[len(units) - j :], here])))
+                alternatives.append((True, _concat([label_acceptor([BOS_LABEL]), *units[len(units) - j :], here])))
         return alternatives
 
     def right_context(self, slots: Mapping[int, tuple[list[Cell], bool]]) -> list[tuple[bool, pynini.Fst]]:
@@ -522,7 +323,7 @@ class _PassBuilder:
         for m in range(0, hi):
             if all(slots.get(k, every)[1] for k in range(m + 1, hi + 1)):
                 near = [part for cell in cells[:m] for part in (cell, self.slot)]
-                alternatives.append((True, _concat([*near, _acceptor([EOS_LABEL])])))
+                alternatives.append((True, _concat([*near, label_acceptor([EOS_LABEL])])))
         return alternatives
 
     def tier_context(
@@ -534,8 +335,8 @@ class _PassBuilder:
         test's feature, the tier token must be one of these (an `Agree` on a tier)."""
         on_cells = [c for c in self.cells if self.has(c[0], test.tier)]
         off_labels = [self.label(c) for c in self.cells if not self.has(c[0], test.tier)] + [self.start]
-        on = pynini.concat(_acceptor(map(self.label, on_cells)), self.slot)
-        off = pynini.concat(_acceptor(off_labels), self.slot).closure()
+        on = pynini.concat(label_acceptor(map(self.label, on_cells)), self.slot)
+        off = pynini.concat(label_acceptor(off_labels), self.slot).closure()
         unit = pynini.concat(on, off)  # a tier token, then the tokens off the tier after it
         between = abs(test.index) - 1
         if tokens is not None:
@@ -548,8 +349,8 @@ class _PassBuilder:
             name = test.feature
             wanted = [c for c in on_cells if self.has(c[0], name) != test.negated]
             fewer = test.negated
-        target = pynini.concat(_acceptor(map(self.label, wanted)), self.slot)
-        anything = _acceptor([*map(self.label, self.cells), self.start])
+        target = pynini.concat(label_acceptor(map(self.label, wanted)), self.slot)
+        anything = label_acceptor([*map(self.label, self.cells), self.start])
         alternatives: list[tuple[bool, pynini.Fst]] = []
         repeated = _concat([unit] * between)
         at_most = _union([_concat([unit] * n) for n in range(between + 1)])
@@ -558,20 +359,20 @@ class _PassBuilder:
             if wanted:
                 alternatives.append((False, _concat([target, off, repeated, anything])))
             if fewer:
-                alternatives.append((True, _concat([_acceptor([BOS_LABEL]), off, at_most, anything])))
+                alternatives.append((True, _concat([label_acceptor([BOS_LABEL]), off, at_most, anything])))
             return -1, alternatives
         # (off)* (unit){between} target ...   |   (off)* (unit){0..between} [EOS]
         if wanted:
-            alternatives.append((False, _concat([off, repeated, _acceptor(map(self.label, wanted))])))
+            alternatives.append((False, _concat([off, repeated, label_acceptor(map(self.label, wanted))])))
         if fewer:
-            alternatives.append((True, _concat([off, at_most, _acceptor([EOS_LABEL])])))
+            alternatives.append((True, _concat([off, at_most, label_acceptor([EOS_LABEL])])))
         return 1, alternatives
 
     def _extended(self, alternatives: list[tuple[bool, pynini.Fst]], left: bool) -> pynini.Fst:
         """The alternatives as one language, each unanchored one extended away from the
         position to the word's edge (so that languages can be intersected)."""
-        sigma = _acceptor([*map(self.label, self.cells), self.start, *self.slot_labels]).closure()
-        edge = _acceptor([BOS_LABEL if left else EOS_LABEL]).ques
+        sigma = label_acceptor([*map(self.label, self.cells), self.start, *self.slot_labels]).closure()
+        edge = label_acceptor([BOS_LABEL if left else EOS_LABEL]).ques
         parts = []
         for anchored, fst in alternatives:
             if anchored:
@@ -683,11 +484,11 @@ class _PassBuilder:
 
     def _copy_steps(self, r: int, offset: int) -> list[pynini.Fst]:
         """The marker of rule r becomes, per token, one naming the token at `offset`."""
-        any_cell = _acceptor([*map(self.label, self.cells), self.start])
+        any_cell = label_acceptor([*map(self.label, self.cells), self.start])
         unit = pynini.concat(any_cell, self.slot)
         steps = []
         for tok in self.sy.tokens:
-            found = _acceptor([self.label(c) for c in self.cells if c[0] == tok])
+            found = label_acceptor([self.label(c) for c in self.cells if c[0] == tok])
             if offset > 0:
                 left, right = any_cell, _concat([*([unit] * (offset - 1)), found])
             else:
@@ -773,122 +574,3 @@ def _both(first: CellTest, second: CellTest) -> CellTest:
     if first is _always:
         return second
     return lambda cell: first(cell) and second(cell)
-
-
-# -- whole grammars
-
-
-def pass_transducers(
-    passes: Sequence[Pass], tokens: Sequence[str], classes: Mapping[str, Iterable[str]]
-) -> tuple[list[pynini.Fst], Symbols]:
-    """One transducer per pass (from tokens to tokens, through the cells the next pass
-    reads), and the symbols they use."""
-    symbols = Symbols(tokens)
-    tags = [p.tags_read() for p in passes] + [[]]
-    tag_names: dict[Transformation, str] = {}
-    for tag in (t for ts in tags for t in ts):
-        tag_names.setdefault(tag, f"t{len(tag_names) + 1}")
-    fsts = []
-    for k, pass_ in enumerate(passes):
-        builder = _PassBuilder(symbols, k + 1, pass_.rules, classes, tags[k] if k else [], tags[k + 1], tag_names)
-        fsts.append(builder.transducer())
-    if not fsts:  # no pass: the identity
-        fsts.append(_acceptor(symbols.token(t) for t in tokens).closure())
-    return fsts, symbols
-
-
-#: Compositions of passes larger than this are not optimized (determinizing and
-#: minimizing over label pairs): a 3-pass benchmark cascade of 1.7M states took 4 minutes
-#: to optimize (to 564k), and applying it needs no optimizing.
-OPTIMIZE_STATES_LIMIT = 100_000
-
-
-def cascade(passes: Sequence[Pass], tokens: Sequence[str], classes: Mapping[str, Iterable[str]]) -> pynini.Fst:
-    """The passes composed in order, with the token symbol table attached."""
-    fsts, symbols = pass_transducers(passes, tokens, classes)
-    fst = fsts[0]
-    for nxt in fsts[1:]:
-        fst = pynini.compose(fst, nxt.arcsort("ilabel"))
-        fst = fst.optimize() if fst.num_states() <= OPTIMIZE_STATES_LIMIT else fst.connect()
-    return _with_tokens(fst, symbols)
-
-
-def _with_tokens(fst: pynini.Fst, symbols: Symbols) -> pynini.Fst:
-    fst.arcsort("ilabel")
-    table = symbols.token_table()
-    fst.set_input_symbols(table)
-    fst.set_output_symbols(table)
-    return fst
-
-
-def rewrite(fst: pynini.Fst, word: Sequence[str]) -> list[str]:
-    """The output of `fst` (one of this grammar's) on `word` (a list of tokens).
-
-    A token not in the symbol table is read as `<unk>`; where the output keeps or
-    copies it, it is put back: if the word has one kind of unseen token, every `<unk>`
-    written is that token; with several kinds, they are put back in order when the
-    output has as many `<unk>` as the input, else `<unk>` is left (as `fstsynth apply`
-    does)."""
-    table = fst.input_symbols()
-    mapped = [t if table.member(t) else UNK for t in word]
-    lattice = pynini.compose(_string([table.find(t) for t in mapped]), fst)
-    outputs = {tuple(x for x in path.split() if x) for path in lattice.paths(output_token_type=table).ostrings()}
-    if len(outputs) != 1:
-        raise ValueError(f"{len(outputs)} outputs for {' '.join(word)!r} (a grammar gives exactly one)")
-    (output,) = outputs
-    unknown = [orig for orig, m in zip(word, mapped) if m == UNK and orig != UNK]
-    if unknown and UNK in output:
-        kinds = set(unknown)
-        if len(kinds) == 1:
-            return [unknown[0] if t == UNK else t for t in output]
-        if output.count(UNK) == len(unknown):
-            found = iter(unknown)
-            return [next(found) if t == UNK else t for t in output]
-    return list(output)
-
-
-def write_far(path: str, fsts: Mapping[str, pynini.Fst]) -> None:
-    """An OpenFst archive of `fsts`, written under a temporary name and renamed into
-    place (keys in sorted order: the default FAR type drops a key added out of order)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.tmp-", dir=directory)
-    os.close(handle)
-    try:
-        far = pynini.Far(tmp, mode="w", arc_type="standard", far_type="default")
-        for key in sorted(fsts):
-            far[key] = fsts[key]
-        far.close()
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as an ordinary new file (mkstemp makes it private)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def grammar_main(
-    argv: Sequence[str], pairs: Mapping[str, Callable[[], list[Pass]]], tokens: Sequence[str],
-    classes: Mapping[str, Iterable[str]],
-) -> int:
-    """`python GRAMMAR.py OUT.far [--passes] [KEY ...]`: write the column pairs' transducers
-    (every pair, or the keys given); with `--passes`, one per pass (`KEY.pass1`, ...)."""
-    args = [a for a in argv if a != "--passes"]
-    if not args or args[0].startswith("-"):
-        print("usage: python GRAMMAR.py OUT.far [--passes] [pair-S-T ...]", file=sys.stderr)
-        return 2
-    out, keys = args[0], args[1:] or sorted(pairs)
-    unknown = [k for k in keys if k not in pairs]
-    if unknown:
-        print(f"unknown column pair {unknown[0]!r}; this grammar has {', '.join(sorted(pairs))}", file=sys.stderr)
-        return 2
-    fsts: dict[str, pynini.Fst] = {}
-    for key in keys:
-        if "--passes" in argv:
-            found, symbols = pass_transducers(pairs[key](), tokens, classes)
-            fsts.update({f"{key}.pass{k}": _with_tokens(f, symbols) for k, f in enumerate(found, start=1)})
-        else:
-            fsts[key] = cascade(pairs[key](), tokens, classes)
-    write_far(out, fsts)
-    print(f"wrote {out}: {', '.join(sorted(fsts))}")
-    return 0

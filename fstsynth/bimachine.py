@@ -32,6 +32,9 @@ truth of the predicates tested there) and, per tier, the signatures of the neare
 tokens; they are then minimized (Moore) with respect to the masks and to the tokens a
 copy reads, so their size is what the rules distinguish, not the alphabet's powers.
 
+The rules are first read as decisions and their tests sorted by side
+(`fstsynth.pass_decisions`); this module builds the automata and the tables from them.
+
 Input symbols of a pass are (tag, token) pairs: the token, and which of the
 transformations this pass tests (`in_tags`, index 0: none of them) produced it in the
 previous pass. Symbols no test tells apart form one class; the automata read classes.
@@ -49,28 +52,22 @@ from typing import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from fstsynth.dsl import BOUNDARY, Identity, Is, IsToken, Pass, Program, Rule, Transformation
-from fstsynth.dsl import Agree, SetFeatures
-from fstsynth.features import inventory
+from fstsynth.dsl import BOUNDARY, Identity, Pass, Program, Transformation
 from fstsynth.rule_shape import (
-    CellPredicate,
     Copied,
     OutputItem,
-    TierTest,
-    Writes,
     Written,
     referenced_tags,
     shape_of,
 )
 from fstsynth.errors import UserError
+from fstsynth.pass_decisions import BOUNDARY_CELL, Atom, Cells, Decision, Side, decisions_of, sides_of
 from fstsynth.arrays import Array
 from fstsynth.table_format import CONSTANT, OFFSET, UNK, PassTables
 from fstsynth.table_format import lowest_rule as lowest_rule  # (part of this module's API)
 from fstsynth.tables import Tables
 from fstsynth.types import Features, Token
 
-#: The value of a cell past either end of the word.
-_BOUNDARY_CELL = -1
 
 
 class TimeLimitError(UserError):
@@ -155,236 +152,11 @@ def from_words(row: np.ndarray) -> int:
     return sum(int(word) << (64 * w) for w, word in enumerate(row.tolist()))
 
 
-# ------------------------------------------------------------------ reading predicates
-
-#: A test on one cell, whatever its offset: ("token", t) (t None: the boundary),
-#: ("feature", f), ("tag", transformation); ("copy",) is not a test but the token itself
-#: (its index, -1 at the boundary), kept where a copy reads it.
-_Atom = tuple
-
-
-def _atom(test: CellPredicate) -> _Atom:
-    if isinstance(test, IsToken):
-        return ("token", test.token)
-    if isinstance(test, Is):
-        return ("feature", test.feature)
-    return ("tag", test.transformation)
-
-
-class _Cells:
-    """How the pass's symbols read: per symbol, its token, tag and features."""
-
-    def __init__(self, tokens: Sequence[Token], in_tags: Sequence[Transformation | None], features: Features) -> None:
-        self.tokens = tokens
-        self.in_tags = in_tags
-        self.features = features
-        self.count = len(tokens) * len(in_tags)
-
-    def token(self, v: int) -> int:
-        return v % len(self.tokens)
-
-    def has(self, v: int, feature: str) -> bool:
-        if v == _BOUNDARY_CELL:
-            return False
-        return bool(self.features.get(self.tokens[self.token(v)], {}).get(feature, False))
-
-    def value(self, atom: _Atom, v: int) -> int | bool:
-        kind = atom[0]
-        if kind == "copy":
-            return -1 if v == _BOUNDARY_CELL else self.token(v)
-        if kind == "token":
-            if atom[1] is BOUNDARY:
-                return v == _BOUNDARY_CELL
-            return v != _BOUNDARY_CELL and self.tokens[self.token(v)] == atom[1]
-        if kind == "feature":
-            return self.has(v, atom[1])
-        if kind == "known":  # the token has features (an entry in the mapping)
-            return v != _BOUNDARY_CELL and self.tokens[self.token(v)] in self.features
-        if kind == "tag":
-            return v != _BOUNDARY_CELL and self.in_tags[v // len(self.tokens)] == atom[1]
-        raise TypeError(f"unknown atom {atom!r}")
-
-
-@dataclass
-class _Side:
-    """What the rules test on one side (-1: left, +1: right) of a position.
-
-    `atoms[j]`: the atoms tested at offset side*(j+1); `cell_tests[j]`: per rule, its
-    tests there as (atom index, negated). `tier_feats[tier][q]`: the features tested of
-    the (q+1)-th tier token on this side (None: only whether it exists);
-    `tier_tests[tier]`: per rule, (q, feature or None, negated).
-    """
-
-    side: int
-    atoms: list[list[_Atom]]
-    cell_tests: list[dict[int, list[tuple[int, bool]]]]
-    tier_feats: dict[str, list[list[str]]]
-    tier_tests: dict[str, dict[int, list[tuple[int, str | None, bool]]]]
-    copy_offsets: list[int]  # offsets (signed) whose token a copy rule reads
-
-    @property
-    def width(self) -> int:
-        return len(self.atoms)
-
-
-#: A test of a cell: (offset, atom, negated); of a tier: (side, tier, rank, feature or
-#: None for the tier's end, negated), rank counting tier tokens from the nearest.
-_CellTest = tuple[int, _Atom, bool]
-_TierTest = tuple[int, str, int, "str | None", bool]
-
-
-@dataclass(frozen=True)
-class _Decision:
-    """One case of a rule firing, tested like a rule of its own. A rule is one case,
-    unless what it writes or tests depends on the token at a position in a way the
-    automata do not read directly: a feature transformation (one case per token it
-    recodes, and per values of the token it agrees with) or a tier test that counts the
-    position itself (one case where the position is on the tier, one where it is not).
-    A rule's cases exclude each other, so as consecutive decisions they fire exactly
-    where the rule does."""
-
-    rule: Rule
-    cells: tuple[_CellTest, ...]
-    tiers: tuple[_TierTest, ...]
-    at_token: tuple[OutputItem, ...]
-    at_start: tuple[OutputItem, ...]
-
-
-def _inclusive_cases(test: TierTest) -> list[tuple[list[_CellTest], list[_TierTest]]]:
-    """An inclusive tier test as the two cases of the position's token: off the tier,
-    it is the exclusive test; on it, that token is the first tier token counted."""
-    on_tier = ("feature", test.tier)
-    off: tuple[list[_CellTest], list[_TierTest]] = (
-        [(0, on_tier, True)], [(test.side, test.tier, test.rank, test.feature, test.negated)]
-    )
-    on_cells: list[_CellTest] = [(0, on_tier, False)]
-    on_tiers: list[_TierTest] = []
-    if test.rank > 0:
-        on_tiers.append((test.side, test.tier, test.rank - 1, test.feature, test.negated))
-    elif test.feature is not BOUNDARY:
-        on_cells.append((0, ("feature", test.feature), test.negated))
-    elif not test.negated:
-        return [off]  # "no tier token from here on", yet the position is one
-    return [off, (on_cells, on_tiers)]
-
-
-def _recoded_cases(
-    writes: Writes, tokens: Sequence[Token], features: Features
-) -> list[tuple[list[_CellTest], list[_TierTest], Token]]:
-    """A feature transformation as cases: per token it applies to (and per values of
-    the agreed features of the token it agrees with), the tests and the token written."""
-    known = inventory(features)
-    tr = writes.recodes
-    cases: list[tuple[list[_CellTest], list[_TierTest], Token]] = []
-    if isinstance(tr, SetFeatures):
-        for token in tokens:
-            made = known.resolve(token, tr.values)
-            if made is not None:
-                cases.append(([(0, ("token", token), False)], [], made))
-        return cases
-    assert isinstance(tr, Agree)
-    # The values the agreed features take together on some token of the inventory.
-    combos = sorted({tuple(bool(known.value(t, f)) for f in tr.features) for t in features})
-    for token in tokens:
-        for combo in combos:
-            made = known.resolve(token, tuple(zip(tr.features, combo)))
-            if made is None:
-                continue
-            here: list[_CellTest] = [(0, ("token", token), False)]
-            if tr.tier is None:
-                # The token agreed with must have features (the boundary has none).
-                cells = here + [(tr.offset, ("known",), False)]
-                cells += [(tr.offset, ("feature", f), not v) for f, v in zip(tr.features, combo)]
-                cases.append((cells, [], made))
-            else:
-                # A tier token has features (the tier's); it must exist.
-                side, rank = (1 if tr.offset > 0 else -1), abs(tr.offset) - 1
-                tiers: list[_TierTest] = [(side, tr.tier, rank, BOUNDARY, True)]
-                tiers += [(side, tr.tier, rank, f, not v) for f, v in zip(tr.features, combo)]
-                cases.append((here, tiers, made))
-    return cases
-
-
-def _decisions(rules: Sequence[Rule], tokens: Sequence[Token], features: Features) -> list[_Decision]:
-    """Every rule of a pass as its cases, in the pass's order (see `_Decision`)."""
-    out = []
-    for rule in rules:
-        shape = shape_of(rule)
-        cells: list[_CellTest] = [
-            (slot.offset, _atom(test.test), test.negated) for slot in shape.guarded_slots for test in slot.tests
-        ]
-        plain = [(t.side, t.tier, t.rank, t.feature, t.negated) for t in shape.tiers if not t.inclusive]
-        variants: list[tuple[list[_CellTest], list[_TierTest]]] = [(cells, plain)]
-        for test in shape.tiers:
-            if test.inclusive:
-                variants = [(c + c2, t + t2) for c, t in variants for c2, t2 in _inclusive_cases(test)]
-        writes = shape.writes
-        for c, t in variants:
-            if writes.recodes is None:
-                out.append(_Decision(rule, tuple(c), tuple(t), writes.at_token, writes.at_start))
-                continue
-            for c2, t2, made in _recoded_cases(writes, tokens, features):
-                out.append(_Decision(rule, tuple(c + c2), tuple(t + t2), (Written(made),), ()))
-    return out
-
-
-def _sides(
-    decisions: Sequence[_Decision],
-) -> tuple[_Side, list[_Atom], dict[int, list[tuple[int, bool]]], _Side]:
-    """Sort every test of every decision into the left side, offset 0, and the right side."""
-    per_offset: dict[int, list[_Atom]] = {}
-    tests: dict[int, dict[int, list[tuple[_Atom, bool]]]] = {}
-    tiers: dict[int, dict[str, dict[int, set[str]]]] = {-1: {}, 1: {}}
-    tier_tests: dict[int, dict[str, dict[int, list[tuple[int, str | None, bool]]]]] = {-1: {}, 1: {}}
-    copies: dict[int, list[int]] = {-1: [], 1: []}
-    for r, decision in enumerate(decisions):
-        for offset, atom, negated in decision.cells:
-            atoms = per_offset.setdefault(offset, [])
-            if atom not in atoms:
-                atoms.append(atom)
-            tests.setdefault(offset, {}).setdefault(r, []).append((atom, negated))
-        for side, tier, rank, feature, negated in decision.tiers:
-            feats = tiers[side].setdefault(tier, {})
-            feats.setdefault(rank, set())
-            if feature is not BOUNDARY:
-                feats[rank].add(feature)
-            tier_tests[side].setdefault(tier, {}).setdefault(r, []).append((rank, feature, negated))
-        copied = {i.offset for i in decision.at_token + decision.at_start if isinstance(i, Copied)} - {0}
-        for offset in sorted(copied):
-            side = 1 if offset > 0 else -1
-            atoms = per_offset.setdefault(offset, [])
-            if ("copy",) not in atoms:
-                atoms.append(("copy",))
-            if offset not in copies[side]:
-                copies[side].append(offset)
-
-    def side_of(sign: int) -> _Side:
-        width = max([abs(o) for o in per_offset if o * sign > 0], default=0)
-        atoms = [sorted(per_offset.get(sign * (j + 1), []), key=repr) for j in range(width)]
-        cell_tests = []
-        for j in range(width):
-            index = {a: i for i, a in enumerate(atoms[j])}
-            cell_tests.append({
-                r: [(index[a], neg) for a, neg in found]
-                for r, found in tests.get(sign * (j + 1), {}).items()
-            })
-        tier_feats = {
-            tier: [sorted(qs.get(q, set())) for q in range(max(qs) + 1)]
-            for tier, qs in sorted(tiers[sign].items())
-        }
-        return _Side(sign, atoms, cell_tests, tier_feats, tier_tests[sign], sorted(copies[sign], key=abs))
-
-    center_atoms = sorted(per_offset.get(0, []), key=repr)
-    index0 = {a: i for i, a in enumerate(center_atoms)}
-    center_tests = {r: [(index0[a], neg) for a, neg in found] for r, found in tests.get(0, {}).items()}
-    return side_of(-1), center_atoms, center_tests, side_of(1)
-
-
 # ------------------------------------------------------------------ one side's automaton
 
 def _side_automaton(
-    side: _Side,
-    cells: _Cells,
+    side: Side,
+    cells: Cells,
     classes: list[int],
     rules: int,
     deadline: float | None,
@@ -409,7 +181,7 @@ def _side_automaton(
         return sig, tuple(tier_sigs)
 
     class_sigs = [signatures(rep) for rep in classes]
-    boundary_sig, _ = signatures(_BOUNDARY_CELL)
+    boundary_sig, _ = signatures(BOUNDARY_CELL)
     start = (
         tuple(boundary_sig[j:] for j in range(width)),
         tuple((None,) * len(side.tier_feats[tier]) for tier in tier_names),
@@ -550,7 +322,7 @@ def _minimize(nxt: np.ndarray, observed: Sequence[Hashable]) -> np.ndarray:
 # ------------------------------------------------------------------ the whole pass
 
 
-def _classes(cells: _Cells, left: _Side, center: list[_Atom], right: _Side) -> tuple[np.ndarray, list[int]]:
+def _classes(cells: Cells, left: Side, center: list[Atom], right: Side) -> tuple[np.ndarray, list[int]]:
     """Partition the symbols by everything either automaton or the centre reads of
     them: class of each symbol, and a representative symbol per class."""
     tiers = sorted(set(left.tier_feats) | set(right.tier_feats))
@@ -581,7 +353,7 @@ def _items(items: Sequence[OutputItem], index: Mapping[Token, int]) -> list[tupl
 
 
 def _templates(
-    decisions: Sequence[_Decision], index: Mapping[Token, int]
+    decisions: Sequence[Decision], index: Mapping[Token, int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Template items of every decision at a token, then at the start position (no
     rule: the token is kept, nothing is written at the start)."""
@@ -610,9 +382,9 @@ def build_pass_machine(
     None (index 0); `out_tags`: the same for the next pass (its tokens are tagged with
     the index of the transformation that made them there, 0 if it tests no such tag).
     """
-    decisions = _decisions(pass_.rules, tokens, features)
-    cells = _Cells(tokens, in_tags, features)
-    left, center, center_tests, right = _sides(decisions)
+    decisions = decisions_of(pass_.rules, tokens, features)
+    cells = Cells(tokens, in_tags, features)
+    left, center, center_tests, right = sides_of(decisions)
     symbol_class, reps = _classes(cells, left, center, right)
     m = len(decisions)
     every = (1 << m) - 1
@@ -626,7 +398,7 @@ def build_pass_machine(
         return mask
 
     class_masks = [center_mask(rep) for rep in reps]
-    start_mask = center_mask(_BOUNDARY_CELL)
+    start_mask = center_mask(BOUNDARY_CELL)
     check_deadline(deadline)
     left_next, left_start, left_masks, left_copy = _side_automaton(left, cells, reps, m, deadline)
     check_deadline(deadline)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fstsynth import dsl
+from fstsynth import dsl, dsl_parser
 from fstsynth.errors import UserError
 
 
@@ -86,8 +86,8 @@ def parse_rules(text: str, where: str = "rules") -> list[PairRules]:
 
     def node(number: int, line: str, start: int) -> object:
         try:
-            return dsl.parse(line[start:])
-        except dsl.ParseError as exc:
+            return dsl_parser.parse(line[start:])
+        except dsl_parser.ParseError as exc:
             raise fail(number, start + exc.index, exc.reason) from None
 
     def current(number: int, column: int) -> list[list[dsl.Rule]]:

@@ -64,7 +64,18 @@ def run_many(
     <unk>); without, every token of the words is in it."""
     features = features or {}
     alphabet = tuple(sorted(set(alphabet) or {t for w in words for t in w}))
-    compiled = _compiled(program, alphabet, _freeze(features))
+    return outputs_through(backend, program, _compiled(program, alphabet, _freeze(features)), words, features)
+
+
+def outputs_through(
+    backend: str,
+    program: Program,
+    compiled: Compiled,
+    words: Sequence[Sequence[str]],
+    features: Mapping[str, Mapping[str, bool]],
+) -> list[Word]:
+    """Every word's output through `backend`, `program` compiled as `compiled` (see
+    `run_many`)."""
     mapped = [compiled.map_unknown(w) for w in words]
     tables = compiled.tables()
     if backend == "interpreter":
@@ -103,6 +114,59 @@ def run_with(
 ) -> tuple[str, ...]:
     """One word's output through `backend` (see `run_many`)."""
     return run_many(backend, program, [word], features, alphabet or tuple(word))[0]
+
+
+def byte_lines(words: Sequence[Sequence[str]], known: set[str]) -> list[Sequence[str]]:
+    """The words the byte paths read as lines of tokens separated by spaces: no empty
+    word (a blank line is the front end's), no token holding a space or `#`, and no
+    line of one unseen token (it may be an unspaced word: the front end reads it)."""
+    return [
+        w for w in words
+        if w and all(t and "#" not in t and not any(c.isspace() for c in t) for t in w)
+        and not (len(w) == 1 and w[0] not in known)
+    ]
+
+
+def check_backends(case, compile_seconds: float | None = None, require_compiled: bool = True) -> list:
+    """The agreement property: on a `program_strategies.Case`, every apply path of
+    `BACKENDS` but "cdrewrite" (`check_cdrewrite` runs that one, with its comparison
+    of whole transducers) gives the interpreter's output on each of the case's words
+    (the byte paths on those they read as lines: `byte_lines`), unseen tokens read as
+    <unk> and put back as `PairModel.predict` does. Returns the mismatches (the first
+    per backend).
+
+    With `compile_seconds`, a program whose compilation takes longer raises
+    `fstsynth.compiler.TimeLimitError` (the long run counts those as skipped). Where the
+    compiled walker is not built, its paths are a skip (`walkers.compiled_walker`), or
+    left out without `require_compiled`."""
+    import time
+
+    from program_strategies import Mismatch
+
+    deadline = None if compile_seconds is None else time.monotonic() + compile_seconds
+    compiled = compile_program(case.program, case.alphabet, case.features, deadline=deadline)
+    words = list(case.words)
+    expected = dict(zip(words, outputs_through("interpreter", case.program, compiled, words, case.features)))
+    tables = compiled.tables()
+    built = tables.compiled([True] * len(tables.tokens)) is not None
+    mismatches = []
+    for backend in BACKENDS:
+        if backend in ("interpreter", "cdrewrite"):
+            continue
+        if backend.endswith("-compiled") and not built:
+            if require_compiled:
+                compiled_walker(tables, [True] * len(tables.tokens))  # a skip, or a failure in CI
+            continue
+        read = byte_lines(words, set(tables.tokens)) if backend.startswith("bytes-") else words
+        try:
+            got: list = outputs_through(backend, case.program, compiled, read, case.features)
+        except Exception as exc:  # an internal error is a mismatch to report
+            got = [f"{type(exc).__name__}: {exc}"] * len(read)
+        for word, out in zip(read, got):
+            if out != expected[word]:
+                mismatches.append(Mismatch(word, f"{backend}: {out!r}", expected[word]))
+                break
+    return mismatches
 
 
 @lru_cache(maxsize=256)

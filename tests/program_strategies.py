@@ -2,11 +2,12 @@
 
 Public API:
     cases()                      -> strategy of `Case` (alphabet, features, program, words)
-    check_case(case)             -> list of `Mismatch` (empty when the backends agree)
+    Mismatch(word, transducer, interpreter), describe(case, mismatches), constructs_used(program)
     TOKEN_POOL, UNSEEN_TOKENS, FEATURE_NAMES
 
-Used by `tests/test_equivalence.py` (a short seeded run in the suite) and by
-`scripts/fuzz_equivalence` (the long run). A case draws a small alphabet from a pool
+The suite's one program generator for agreement: `tests/backends.py: check_backends`
+checks a case on every apply path, `tests/test_backends.py` runs it on a short seeded
+run, `scripts/fuzz_equivalence` on a long one. A case draws a small alphabet from a pool
 that includes multi-character tokens and characters that mean something in FST string
 syntax (`[`, `]`, `\\`), random boolean features (each token has some, all or none of
 them), a program of 1-3 passes using every predicate and transformation type of
@@ -15,19 +16,18 @@ and `TransformationApplied` tags naming transformations of the previous pass, or
 transformation, often one of the same kind as the previous pass's), and words that
 include the empty word, one-token words, and tokens the compiled model has never seen.
 
-The law checked: for every word w,
-`compiled.apply(w) == interpreter.run(program, compiled.map_unknown(w), features)`.
+The law checked: for every word w and every apply path,
+`path(w) == interpreter.run(program, compiled.map_unknown(w), features)` (unseen tokens
+put back as `PairModel.predict` does).
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from functools import lru_cache
 from hypothesis import strategies as st
 
 from fstsynth import dsl
-from fstsynth.compiler import compile_program
 from fstsynth.dsl import (
     Agree,
     BOUNDARY,
@@ -49,7 +49,6 @@ from fstsynth.dsl import (
     Transformation,
     TransformationApplied,
 )
-from fstsynth.interpreter import run
 
 #: Tokens an alphabet is drawn from: plain letters, multi-character IPA tokens, and
 #: characters with a meaning in Pynini's string syntax (the compiler uses integer
@@ -224,30 +223,6 @@ def cases(draw: st.DrawFn, words_per_case: int = 12) -> Case:
     # Boundary cases every time: the empty word and each one-token word.
     words = ((), *((t,) for t in alphabet), (UNSEEN_TOKENS[0],), *drawn)
     return Case(alphabet, features, program, tuple(dict.fromkeys(words)))
-
-
-def check_case(case: Case, compile_seconds: float | None = None) -> list[Mismatch]:
-    """Compile the case's program and compare the interpreter with the transducer (its
-    stages, one after the other, and the apply tables) on each of its words.
-
-    With `compile_seconds`, a program whose compilation takes longer raises
-    `fstsynth.compiler.TimeLimitError` (the long run counts those as skipped and says so).
-    """
-    deadline = None if compile_seconds is None else time.monotonic() + compile_seconds
-    compiled = compile_program(case.program, case.alphabet, case.features, deadline=deadline)
-    mismatches = []
-    for word in case.words:
-        expected = run(case.program, compiled.map_unknown(word), case.features)
-        # The stages' transducers, then the apply tables.
-        for backend in (compiled.apply, compiled.tables().apply):
-            try:
-                got: object = backend(word)
-            except Exception as exc:  # an internal compiler error is a mismatch to report
-                got = f"{type(exc).__name__}: {exc}"
-            if got != expected:
-                mismatches.append(Mismatch(word, got, expected))
-                break
-    return mismatches
 
 
 def describe(case: Case, mismatches: list[Mismatch]) -> str:

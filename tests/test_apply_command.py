@@ -17,17 +17,25 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from forked import run_forked
 from fstsynth.block_pool import map_blocks
 from fstsynth.stream import blocks
 from test_fast_apply import _env
 from test_fast_apply import plural_model as plural_model  # (a fixture)
 
 
+def _main() -> None:
+    from fstsynth.__main__ import main
+
+    main()
+
+
 def _apply(model: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "fstsynth", "apply", str(model), *args],
-        input=stdin, capture_output=True, env=_env(), cwd=ROOT,
-    )
+    """`fstsynth apply MODEL ARGS` as `python -m fstsynth` runs it, in a child forked
+    from this process (tests/forked.py: no new interpreter's start-up per run)."""
+    argv = ["fstsynth", "apply", str(model), *args]
+    code, out, err = run_forked(_main, argv, stdin, _env())
+    return subprocess.CompletedProcess(argv, code, out, err)
 
 
 @pytest.mark.parametrize("plain_lines", [0, 200])

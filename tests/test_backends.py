@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+import collections
 
-from backends import BACKENDS, run_with
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from backends import BACKENDS, check_backends, check_cdrewrite, run_with
+from program_strategies import Case, cases, constructs_used, describe
+from fstsynth import dsl
 from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
@@ -33,6 +38,9 @@ FEATURES = {
     "s": {"vowel": False, "voice": False},
 }
 ALPHABET = tuple(FEATURES) + ("z", "h")
+#: The property's cases that also go through the cdrewrite oracle: one in this many
+#: (building a grammar's transducers costs several times the other paths together).
+CDREWRITE_EVERY = 5
 
 
 def one_pass(*rules: Rule) -> Program:
@@ -235,3 +243,43 @@ def test_tier_predicates_agree_on_every_short_word():
             expected = interpret(program, compiled.map_unknown(word), TIER_FEATURES)
             assert compiled.apply(word) == expected, word
             assert tables.apply(word) == expected, word
+
+
+# ------------------------------------------------------------------ the agreement property
+
+#: What the short run of the property generated: constructs, words, cdrewrite comparisons.
+generated: dict[str, collections.Counter] = {"constructs": collections.Counter(), "counts": collections.Counter()}
+
+
+@settings(max_examples=150, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(cases(words_per_case=16))
+def test_every_backend_agrees_with_the_interpreter_on_random_programs(case: Case) -> None:
+    """The one agreement property (`backends.check_backends`): every apply path gives
+    the interpreter's output on random programs and words (unseen tokens, the empty word
+    and one-token words included); one case in CDREWRITE_EVERY also through the
+    cdrewrite oracle, its whole transducer compared with the compiled one where both are
+    small (`check_cdrewrite`). `scripts/fuzz_equivalence` is the long run of the same."""
+    mismatches = check_backends(case)
+    counts = generated["counts"]
+    if not mismatches and counts["cases"] % CDREWRITE_EVERY == 0:
+        mismatches, _, compared = check_cdrewrite(case)
+        counts["oracle"] += 1
+        counts["compared"] += compared
+    assert not mismatches, describe(case, mismatches)
+    generated["constructs"].update(constructs_used(case.program))
+    counts["cases"] += 1
+    counts["words"] += len(case.words)
+
+
+def test_the_property_reaches_every_construct_the_unseen_token_and_the_oracle() -> None:
+    """The short run must exercise every predicate and transformation type, words with
+    unseen tokens, and the oracle's whole-transducer comparison, or its agreement proves
+    less than it seems to."""
+    if not generated["counts"]["cases"]:
+        test_every_backend_agrees_with_the_interpreter_on_random_programs()
+    every = set(dsl.PREDICATE_TYPES) | set(dsl.TRANSFORMATION_TYPES)
+    missing = every - set(generated["constructs"])
+    assert not missing, f"never generated: {sorted(t.__name__ for t in missing)}"
+    counts = generated["counts"]
+    assert counts["words"] >= 1000, counts
+    assert counts["compared"] >= counts["oracle"] // 2 and counts["oracle"] >= 20, counts

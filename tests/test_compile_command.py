@@ -1,5 +1,5 @@
 """Written rules compiled into a model: `fstsynth compile`, `fstsynth.compile`, and the
-rules text they read (`fstsynth.rules_text`, `dsl.parse` of a program)."""
+rules text they read (`fstsynth.rules_text`, `dsl_parser.parse` of a program)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 import fstsynth
 from conftest import DATA, needs_benchmark
-from fstsynth import dsl
+from fstsynth import dsl, dsl_parser
 from fstsynth.cli import app
 from fstsynth.formatting import format_model
 from fstsynth.errors import UserError
@@ -38,9 +38,9 @@ def plural():
 
 def test_a_program_s_own_text_parses_back():
     for name, program in PROGRAMS.items():
-        assert dsl.parse(str(program)) == program, name
+        assert dsl_parser.parse(str(program)) == program, name
     two = dsl.Program((dsl.Pass(()), dsl.Pass((dsl.Rule((), dsl.Delete()),))))
-    assert str(two) == "pass 1: Identity(x)\npass 2: Delete(x)" and dsl.parse(str(two)) == two
+    assert str(two) == "pass 1: Identity(x)\npass 2: Delete(x)" and dsl_parser.parse(str(two)) == two
 
 
 def test_show_s_text_parses_back_to_every_pair_s_program(paradigm):
@@ -165,7 +165,7 @@ def test_a_compiled_model_without_rows_applies_evaluates_reports_and_exports(plu
 
 
 def test_compile_takes_a_program_and_keeps_the_words_it_mentions():
-    program = dsl.parse('pass 1: IfThen(IsToken(w, "q", 1), ReplaceBy(x, "a", "e"))')
+    program = dsl_parser.parse('pass 1: IfThen(IsToken(w, "q", 1), ReplaceBy(x, "a", "e"))')
     model = fstsynth.compile(program)
     assert model.apply("a q") == "e q" and model.apply("a r") == "a r"
     assert {"a", "e", "q"} <= set(model.alphabet)

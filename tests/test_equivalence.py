@@ -60,28 +60,6 @@ def test_handwritten_programs_agree_on_random_words(name, word, compiled_program
     assert compiled.tables().apply(word) == expected
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1))
-def test_random_programs_with_feature_rules_agree(seed):
-    """Random programs drawing SetFeatures, Agree and inclusive tier tests (with every
-    other construct): the tables and the transducer give the interpreter's outputs."""
-    import random
-
-    from fstsynth.random_programs import ALPHABET as RANDOM_ALPHABET
-    from fstsynth.random_programs import FEATURES as RANDOM_FEATURES
-    from fstsynth.random_programs import random_program, random_word
-
-    rng = random.Random(seed)
-    program = random_program(rng, passes=2, max_rules=4, max_conjuncts=2, tiers=True, feature_rules=True)
-    compiled = compile_program(program, RANDOM_ALPHABET, RANDOM_FEATURES)
-    tables = compiled.tables()
-    for _ in range(30):
-        word = random_word(rng, (*RANDOM_ALPHABET, "q"), 0, 7)
-        expected = run(program, compiled.map_unknown(word), RANDOM_FEATURES)
-        assert compiled.apply(word) == expected, (str(program), word)
-        assert tables.apply(word) == expected, (str(program), word)
-
-
 BENCHMARK = [p.stem for p in benchmark_problems()] or ["(benchmark absent)"]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fstsynth import api, dsl
+from fstsynth import api, dsl, dsl_parser
 from fstsynth.dsl import (
     BOUNDARY,
     Agree,
@@ -62,9 +62,9 @@ def test_nodes_print_parse_and_json_round_trip():
         TierIs("vowel", BOUNDARY, 2, True),
     ]
     for node in nodes:
-        assert dsl.parse(str(node)) == node
+        assert dsl_parser.parse(str(node)) == node
         assert dsl.from_json(dsl.to_json(node)) == node
-        assert hash(node) == hash(dsl.parse(str(node)))
+        assert hash(node) == hash(dsl_parser.parse(str(node)))
     assert str(SetFeatures.of({"voice": False, "cont": True})) == 'SetFeatures(x, ["+cont", "-voice"])'
     assert str(Agree(("back",), -1, "vowel")) == 'Agree(x, ["back"], "vowel", -1)'
     assert str(TierIs("vowel", "back", -1, True)) == 'TierIs(w, "vowel", "back", -1, inclusive)'
@@ -85,8 +85,8 @@ def test_nodes_print_parse_and_json_round_trip():
     ],
 )
 def test_malformed_feature_nodes_are_refused(text):
-    with pytest.raises(dsl.ParseError):
-        dsl.parse(text)
+    with pytest.raises(dsl_parser.ParseError):
+        dsl_parser.parse(text)
 
 
 @pytest.mark.parametrize(

@@ -16,9 +16,9 @@ PACKAGE = ROOT / "fstsynth"
 #: layer or of lower ones. (`synthesis` is one node: its modules are one package.)
 LAYERS: list[set[str]] = [
     {"errors", "types", "progress"},
-    {"arrays", "fileio", "guard", "console", "drawing"},
+    {"arrays", "fileio", "guard", "console", "drawing", "words"},
     {"dsl", "features", "problem", "alignment", "table_format"},
-    {"interpreter", "chunks", "pairngram", "rule_shape", "rules_text"}
+    {"interpreter", "chunks", "pairngram", "rule_shape", "rules_text", "dsl_parser", "pass_decisions"}
     | {"tables", "batch_walker", "word_walker", "_walk"},
     {"bimachine", "far", "transducers", "block_walker", "spe"},
     {"compiler", "synthesis"},
@@ -133,6 +133,6 @@ def test_no_module_of_the_model_layers_or_the_compiler_is_over_600_lines():
     lengths = {
         name: len((PACKAGE / f"{name}.py").read_text(encoding="utf-8").splitlines())
         for name in ("model", "model_file", "learning", "api", "evaluation", "solve", "types")
-        + ("compiler", "transducers")
+        + ("compiler", "transducers", "problem", "words")
     }
     assert {name: n for name, n in lengths.items() if n > 600} == {}

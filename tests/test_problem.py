@@ -6,7 +6,7 @@ import unicodedata
 import pytest
 
 from conftest import DATA
-from fstsynth.problem import Error, load_problem, parse_word, split_graphemes
+from fstsynth.problem import Error, load_problem
 
 
 def write(tmp_path, name, content, mode="w"):
@@ -48,13 +48,6 @@ def test_tsv_pairs_graphemes_comments_and_direction(tmp_path):
     assert problem.cells[1][0] == ("t͡ʃ", "a")
     assert problem.queries == ((2, 1),)
     assert problem.column_pairs() == [(0, 1)]
-
-
-def test_split_graphemes_keeps_combining_marks():
-    assert split_graphemes("śri") == ("ś", "r", "i")
-    assert split_graphemes("t͡ʃa") == ("t͡ʃ", "a")
-    assert split_graphemes("aːtʰa") == ("aː", "tʰ", "a")
-    assert parse_word("  a  b ") == ("a", "b")
 
 
 @pytest.mark.parametrize(
@@ -256,25 +249,3 @@ def test_problem_from_pairs_reads_like_a_tsv():
     assert problem.queries == ((2, 1),) and problem.directed
     with pytest.raises(Error, match="pair 2: expected"):
         problem_from_pairs([("a", "b"), ("c",)])
-
-
-def test_word_splitter_prefers_the_longest_known_tokens():
-    from fstsynth.problem import WordSplitter
-
-    split = WordSplitter(["t", "ʃ", "tʃ", "a", "aː"])
-    assert split("tʃaːt") == ("tʃ", "aː", "t")
-    assert split("t ʃ a") == ("t", "ʃ", "a")  # spaced: as given
-    assert WordSplitter([])("tʃa") == ("t", "ʃ", "a")
-
-
-def test_look_alikes_of_trained_tokens():
-    from fstsynth.problem import code_points, look_alike
-
-    alphabet = ["g", "a", "tʃ", "ː", "ʰ", "ə"]
-    assert look_alike("\u0261", alphabet) == "g"  # IPA script g
-    assert look_alike("\u0430", alphabet) == "a"  # Cyrillic a
-    assert look_alike("t\u222b", alphabet) == "tʃ"  # an integral sign for esh
-    assert look_alike(":", alphabet) == "ː" and look_alike("\u01dd", alphabet) == "ə"
-    assert look_alike("\uff47", alphabet) == "g"  # fullwidth, folded by NFKC
-    assert look_alike("q", alphabet) is None and look_alike("g", alphabet) is None
-    assert code_points("tʃ") == "U+0074 U+0283"
