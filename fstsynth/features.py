@@ -156,7 +156,9 @@ def _edits(a: str, b: str) -> int:
 def _marks(segment: str) -> set[str]:
     """The diacritics of a segment: its combining marks and modifier letters (`ʲ`, `ː`)."""
     return {
-        ch for ch in unicodedata.normalize("NFD", segment) if unicodedata.combining(ch) or unicodedata.category(ch) == "Lm"
+        ch
+        for ch in unicodedata.normalize("NFD", segment)
+        if unicodedata.combining(ch) or unicodedata.category(ch) == "Lm"
     }
 
 
@@ -181,15 +183,16 @@ def _partner(token: Token, change: tuple[tuple[str, bool], ...], known: "Invento
     token of `known` has that bundle. None where there is no such segment, or `token`
     or a changed feature is not panphon's."""
     header, rows = _table()
-    if token not in rows or any(not name.startswith(DERIVED) or name[len(DERIVED) :] not in header for name, _ in change):
+    panphon_names = [name[len(DERIVED) :] if name.startswith(DERIVED) else "" for name, _ in change]
+    if token not in rows or any(name not in header for name in panphon_names):
         return None
     bundle = known.bundle(token)
     if bundle is None:
         return None
     values = list(rows[token])
     wanted = list(bundle)
-    for name, value in change:
-        values[header.index(name[len(DERIVED) :])] = "+" if value else "-"
+    for (name, value), panphon_name in zip(change, panphon_names):
+        values[header.index(panphon_name)] = "+" if value else "-"
         if name in known.names:
             wanted[known.names.index(name)] = value
     segment = _nearest(token, _by_values().get(tuple(values), ()))
