@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import sys
 from collections import Counter
 from pathlib import Path
@@ -147,14 +148,22 @@ def run_apply(
     if jobs == 1:
         done: Iterator["Applied"] = map(applier.apply, read)
     else:
-        from fstsynth.block_pool import FORKS, map_blocks
+        from fstsynth.block_pool import FORKS, map_blocks, map_file
 
         # A forked worker has this process's applier already; a spawned one reads the
         # model from its files (nothing of this process is shipped to it).
         make = functools.partial(_same, applier) if FORKS else functools.partial(
             _block_applier, model_dir, source, target, sep, fmt, encoding
         )
-        done = map_blocks(read, make, jobs)
+        # (UTF-8 output only: the line path's text is encoded a block at a time there,
+        # which an encoding with a state, such as utf-8-sig's mark, would not survive.)
+        utf8 = encoding.lower().replace("_", "-") in ("utf-8", "utf8")
+        file = _regular_file(sys.stdin) if FORKS and utf8 else None
+        if file is not None:  # the workers read their blocks from the file themselves
+            done = map_file(file, make, jobs, encoding=encoding, errors=sys.stdout.errors or "strict",
+                            on_read=on_input)
+        else:
+            done = map_blocks(read, make, jobs)
     unseen: Counter = Counter()
     tab_warned = False
     for applied in done:
@@ -170,6 +179,16 @@ def run_apply(
             sys.stdout.flush()
     _warn_unseen(unseen, alphabet, model.features)
     return 0
+
+
+def _regular_file(stream: object) -> int | None:
+    """The descriptor of `stream` if it is a regular file not read from yet (None: a
+    pipe, a terminal, or no file at all)."""
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+        return fd if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _block_applier_of(pm: "PairModel", alphabet: set[str], sep: str, fmt: str, encoding: str) -> "BlockApplier":

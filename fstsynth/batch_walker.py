@@ -25,14 +25,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from fstsynth.table_format import CONSTANT, OFFSET, Error, NumpyPass, lowest_rules
+from fstsynth.table_format import CONSTANT, LONG_WORD, OFFSET, Error, NumpyPass, lowest_rules
 
 if TYPE_CHECKING:
     import numpy as np
 
-#: Words longer than this are walked one at a time (a batch steps through positions
-#: one array operation at a time, so one long word would cost an operation per token).
-LONG_WORD = 4096
+__all__ = ["BatchPass", "walk_batch", "concat_ranges", "LONG_WORD", "DECISION_TABLE_MAX"]
+
 #: The decision table of a pass (left candidates x right states) is precomputed when
 #: it has at most this many entries; beyond, decisions are computed from the masks.
 DECISION_TABLE_MAX = 20_000_000

@@ -12,7 +12,7 @@ that, and NFC) of tokens separated by single spaces; each line's output is writt
 its tokens joined by `sep`, then a newline. None for a block the caller must read
 another way: tabs, `#`, CRs, other white space, empty tokens other than empty lines, a
 one-token line whose token is not seen (perhaps an unspaced word), and here also a
-word longer than `batch_walker.LONG_WORD` (walked alone by the line path). The list:
+word longer than `table_format.LONG_WORD` (walked alone by the line path). The list:
 the lines (from 0) that hold an unseen token (the caller writes them again).
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from fstsynth.batch_walker import LONG_WORD, concat_ranges
+from fstsynth.table_format import LONG_WORD
 
 if TYPE_CHECKING:
     import numpy as np
@@ -180,6 +180,8 @@ class NumpyBlockWalker:
         sizes = np.diff(out_starts)
         item = out.copy()
         item[out_starts[1:][sizes > 0] - 1] += len(self._encoded)  # the last of its word
+        from fstsynth.batch_walker import concat_ranges  # (numpy's path only: kept off apply's start-up)
+
         at, bounds = concat_ranges(np, out_first.take(item), out_len.take(item))
         printed = out_bytes.take(at)
         if not sizes.all():  # an empty word: a newline alone

@@ -127,14 +127,15 @@ def read_by_ipa(tokens: Iterable[Token], features: Features) -> dict[Token, dict
     panphon's, limited to the feature names the model has. None if some token is not an
     IPA segment of panphon's table, or the model's features were not derived from IPA
     (a user's features file says what its tokens are: a token outside it has none)."""
-    from fstsynth.alignment import with_vowel_classes
-
     wanted = sorted(set(tokens))
     if not is_derived(features):
         return None
     derived = ipa_features(wanted)
     if len(derived) != len(wanted):
         return None
+    # (Imported only now: it imports lingpy, seconds of `apply` on any unseen token.)
+    from fstsynth.alignment import with_vowel_classes
+
     names = {name for feats in features.values() for name in feats}
     classes = with_vowel_classes({}, wanted)
     return {

@@ -111,6 +111,7 @@ import os, select, signal, sys, time
 pid, limit, fd = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 grace, grace_wall = float(sys.argv[4]), float(sys.argv[5])
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the command's to handle
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # (blocked from its start until now)
 me = os.getpid()
 page = os.sysconf("SC_PAGE_SIZE")
 
@@ -232,6 +233,10 @@ class Guard:
         read_fd, write_fd = os.pipe()
         os.set_blocking(write_fd, False)
         limit = self.limit if self.limit is not None else 1 << 62
+        # The watchdog is born with Ctrl-C blocked (a blocked signal stays blocked across
+        # exec) until it ignores it: a Ctrl-C while it started killed it with a traceback.
+        # This process gets a Ctrl-C of those milliseconds once it unblocks it.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(os.getpid()), str(limit), str(read_fd),
@@ -244,6 +249,7 @@ class Guard:
             return
         finally:
             os.close(read_fd)
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         self._write_fd = write_fd
         self._saved = [
             signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False),

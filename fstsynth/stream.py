@@ -4,6 +4,8 @@ bounded by a batch and writes its first outputs before the input has ended.
 Public API:
     line_batches(stream, *, chunk=CHUNK_BYTES, name="<stdin>") -> Iterator[list[str]]
     blocks(stream, *, chunk=CHUNK_BYTES, on_read=None) -> Iterator[Block]; Block.lines(name) -> list[str]
+    file_block(fd, start, begin, end, *, chunk=CHUNK_BYTES) -> Block   (a regular file's lines by offsets)
+    LineError (bad input on a line; `shifted(lines)`)
     ByteApplier(model, alphabet, sep, walker, min_lines=0), ByteApplier.apply(block) -> Applied | None
     byte_applier(model, alphabet, sep, encoding, walker=None) -> ByteApplier | None
     BlockApplier(model, alphabet, sep, fmt, encoding, split), BlockApplier.apply(block) -> Applied
@@ -37,6 +39,7 @@ walker declines, and the line path above reads it. Both paths print the same byt
 from __future__ import annotations
 
 import functools
+import os
 import unicodedata
 from collections import Counter
 from itertools import chain
@@ -100,6 +103,40 @@ def blocks(
         yield Block(b"".join(pending) + b"\n", lines_before, first)
 
 
+def file_block(fd: int, start: int, begin: int, end: int, *, chunk: int = CHUNK_BYTES) -> Block:
+    """The complete lines of a regular file (`fd`, read with `os.pread`: its offset does
+    not move) that start at an offset in [begin, end), lines counted from offset
+    `start` (where reading the file began, the first block's `begin`), as a block whose
+    `line` is 0: the lines before it are not counted here. Blocks of consecutive
+    ranges hold every line once, as `blocks` reads them; a line longer than the range
+    is read whole (by the block it starts in; the next ones are then empty). A last
+    line without a newline gets one."""
+    first = begin <= start
+    if first:
+        data = os.pread(fd, end - begin, begin)
+    else:
+        # A line starts at `begin` only if the byte before it ends one.
+        data = os.pread(fd, end - begin + 1, begin - 1)
+        cut = data.find(b"\n")
+        if cut < 0 or cut >= end - begin:
+            return Block(b"", 0, False)
+        begin, data = begin + cut, data[cut + 1 :]
+    if data and not data.endswith(b"\n"):
+        # The last line goes on past `end` (or ends the file without a newline).
+        parts = [data]
+        offset = begin + len(data)
+        while True:
+            more = os.pread(fd, chunk, offset)
+            cut = more.find(b"\n")
+            if not more or cut >= 0:
+                parts.append(more[: cut + 1] if more else b"\n")
+                break
+            parts.append(more)
+            offset += len(more)
+        data = b"".join(parts)
+    return Block(data, 0, first)
+
+
 def line_batches(stream: BinaryIO, *, chunk: int = CHUNK_BYTES, name: str = "<stdin>") -> Iterator[list[str]]:
     """The lines of a UTF-8 byte stream, in batches (see the module docstring).
 
@@ -111,13 +148,30 @@ def line_batches(stream: BinaryIO, *, chunk: int = CHUNK_BYTES, name: str = "<st
         yield block.lines(name)
 
 
+class LineError(UserError):
+    """Bad input on a line of a stream (`line`, numbered from 1): `name: line N: what`.
+    A worker that read a block without knowing the lines before it raises it numbered
+    within the block; the process that knows them moves it (`shifted`)."""
+
+    def __init__(self, name: str, line: int, what: str) -> None:
+        super().__init__(f"{name}: line {line}: {what}")
+        self.name, self.line, self.what = name, line, what
+
+    def __reduce__(self) -> tuple[type, tuple[str, int, str]]:
+        return type(self), (self.name, self.line, self.what)  # (raised in a worker process)
+
+    def shifted(self, lines: int) -> "LineError":
+        """The same error with `lines` more lines before it."""
+        return LineError(self.name, self.line + lines, self.what)
+
+
 def _decode(block: bytes, lines_before: int, name: str, first: bool) -> list[str]:
     """Complete lines (`block` ends with a newline) as text."""
     try:
         text = block.decode("utf-8-sig" if first else "utf-8")
     except UnicodeDecodeError as exc:
         line = lines_before + block[: exc.start].count(b"\n") + 1
-        raise UserError(f"{name}: line {line}: not valid UTF-8") from None
+        raise LineError(name, line, "not valid UTF-8") from None
     lines = text.split("\n")
     lines.pop()  # after the last newline
     if "\r" not in text:

@@ -35,6 +35,10 @@ UNK = "<unk>"
 #: offset from the position.
 CONSTANT, OFFSET = 0, 1
 
+#: Words longer than this are walked one at a time (a batch steps through positions
+#: one array operation at a time, so one long word would cost an operation per token).
+LONG_WORD = 4096
+
 
 class Error(UserError):
     """The tables are damaged (a model file doctored or cut), or give no output."""

@@ -37,9 +37,9 @@ from itertools import accumulate, chain
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from fstsynth.arrays import Array
-from fstsynth.batch_walker import LONG_WORD, BatchPass, walk_batch
 from fstsynth.table_format import (
     CONSTANT,
+    LONG_WORD,
     OFFSET,
     UNK,
     CheckedPass,
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from fstsynth import _walk
+    from fstsynth.batch_walker import BatchPass
 
 __all__ = [
     "CONSTANT", "OFFSET", "UNK", "Error", "NumpyPass", "PassTables", "lowest_rules", "Outputs", "Tables",
@@ -206,9 +207,13 @@ class Tables:
         return self.compiled([True] * len(self.tokens))
 
     @cached_property
-    def _numpy(self) -> tuple[Any, Any, tuple[BatchPass, ...]]:
+    def _numpy(self) -> tuple[Any, Any, tuple["BatchPass", ...]]:
         """numpy, imported now, the token array and the passes ready for batches."""
         import numpy as np
+
+        # (Imported here: its module costs a fortieth of a one-word `apply`, which the
+        # compiled walker runs without it.)
+        from fstsynth.batch_walker import BatchPass
 
         return np, np.array(self.tokens, dtype=object), tuple(BatchPass.of(np, p.numpy()) for p in self.passes)
 
@@ -216,6 +221,8 @@ class Tables:
         """The outputs of a batch given as token indices (int32, the words one after the
         other; word k is `tok[starts[k] : starts[k + 1]]`), in the same form, by the
         numpy walker (`fstsynth.batch_walker.walk_batch`)."""
+        from fstsynth.batch_walker import walk_batch
+
         np, _, passes = self._numpy
         return walk_batch(np, passes, tok, starts)
 

@@ -15,8 +15,11 @@ The machine is shared: the load average before and after each run is recorded.
 With --apply WORDS: the model of bench_apply's scale row (spelling -> IPA, --scale
 pairs of --lang, learned here) applied to WORDS random words (bench_apply's: token
 frequencies and lengths of its source words), all-in (start-up, model, words, output
-written to a file), the least wall time of --repeat runs per N; every output compared
-byte for byte with --jobs 1's.
+written to a file): the least (and the median) wall time of --repeat rounds, each
+round running every N once (the machine is shared: a load that comes and goes weighs
+on every N alike), and the least CPU time of all the command's processes; every output
+compared byte for byte with --jobs 1's. --keep DIR keeps the model and the words there
+for later runs.
 
     python scripts/bench_jobs.py --apply 2000000 --jobs 1 2
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -54,6 +58,11 @@ def answers(directory: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(directory.glob("*"))}
 
 
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def apply_jobs(args: argparse.Namespace) -> None:
     """`fstsynth apply --jobs N` on args.apply random words (see the module docstring)."""
     from bench_apply import random_words, scale_problem
@@ -62,43 +71,53 @@ def apply_jobs(args: argparse.Namespace) -> None:
     from fstsynth.model_file import save_model
 
     lang, code = args.lang.split(":")
-    problem = scale_problem(args.scale, lang, code, args.seed)
-    rows, results = [], []
     with tempfile.TemporaryDirectory() as tmp:
         model_dir, words, out = Path(tmp) / "model", Path(tmp) / "words.txt", Path(tmp) / "out.txt"
-        save_model(learn_model(problem, pairs=[(0, 1)]), model_dir)
-        words.write_text("".join(" ".join(w) + "\n" for w in random_words(problem, 0, args.apply, args.seed)),
-                         encoding="utf-8")
+        if args.keep:  # the model and the words made once, kept for the next runs
+            model_dir, words = args.keep / "model", args.keep / f"words{args.apply}.txt"
+        if not (model_dir / "model.json").exists() or not words.exists():
+            problem = scale_problem(args.scale, lang, code, args.seed)
+            save_model(learn_model(problem, pairs=[(0, 1)]), model_dir)
+            text = "".join(" ".join(w) + "\n" for w in random_words(problem, 0, args.apply, args.seed))
+            words.write_text(text, encoding="utf-8")
         env = dict(os.environ, PYTHONPATH=str(ROOT))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # (run with its bytecode cache, as installed)
+        results = {jobs: {"jobs": jobs, "seconds": [], "cpu": [], "load": [], "identical": True} for jobs in args.jobs}
         reference: bytes | None = None
-        for jobs in args.jobs:
-            times, loads = [], []
-            for _ in range(args.repeat):
-                load_before = os.getloadavg()[0]
+        # Each round runs every N once: a load that comes and goes weighs on all alike.
+        for _ in range(args.repeat):
+            for jobs in args.jobs:
+                load_before, cpu_before = os.getloadavg()[0], _children_cpu()
                 started = time.perf_counter()
                 with words.open("rb") as stdin, out.open("wb") as stdout:
                     proc = subprocess.run(
                         [sys.executable, "-m", "fstsynth", "apply", str(model_dir), "--jobs", str(jobs)],
                         stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=env, cwd=ROOT,
                     )
-                times.append(time.perf_counter() - started)
-                loads.append((load_before, os.getloadavg()[0]))
+                r = results[jobs]
+                r["seconds"].append(time.perf_counter() - started)
+                r["cpu"].append(_children_cpu() - cpu_before)
+                r["load"].append((load_before, os.getloadavg()[0]))
                 if proc.returncode != 0:
                     raise RuntimeError(f"apply --jobs {jobs} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
-            printed = out.read_bytes()
-            reference = printed if reference is None else reference
-            results.append({"jobs": jobs, "seconds": times, "load": loads, "identical": printed == reference})
-            print(f"done --jobs {jobs}: {min(times):.2f}s", file=sys.stderr, flush=True)
-    one = min(results[0]["seconds"])
-    for r in results:
+                printed = out.read_bytes()
+                reference = printed if reference is None else reference
+                r["identical"] = r["identical"] and printed == reference
+            print("done a round: " + ", ".join(f"--jobs {j} {results[j]['seconds'][-1]:.2f}s" for j in args.jobs),
+                  file=sys.stderr, flush=True)
+    one = min(results[args.jobs[0]]["seconds"])
+    rows = []
+    for r in results.values():
         least = min(r["seconds"])
-        rows.append([r["jobs"], least, f"{args.apply / least:,.0f}", f"{one / least:.2f}x",
-                     "yes" if r["identical"] else "NO", " ".join(f"{a:.1f}->{b:.1f}" for a, b in r["load"])])
-    print(f"apply, {args.apply:,} words, {lang} spelling -> IPA model of {args.scale:,} pairs, output to a file, "
-          f"least of {args.repeat} ({os.cpu_count()} cores, shared machine)")
-    print(table(["jobs", "wall s", "words/s", f"speed-up vs jobs {args.jobs[0]}", "output = jobs 1", "load avg"],
-                rows))
-    write_json(args.json, {"benchmark": "apply jobs", "words": args.apply, "results": results})
+        rows.append([r["jobs"], least, sorted(r["seconds"])[len(r["seconds"]) // 2], min(r["cpu"]),
+                     f"{args.apply / least:,.0f}", f"{one / least:.2f}x", "yes" if r["identical"] else "NO",
+                     " ".join(f"{a:.1f}" for a, _ in r["load"])])
+    print(f"apply, {args.apply:,} words, {lang} spelling -> IPA model of {args.scale:,} pairs, output to a file; "
+          f"least and median wall of {args.repeat} rounds, least CPU (all its processes) "
+          f"({os.cpu_count()} cores, shared machine: load average before each run)")
+    print(table(["jobs", "wall s", "median s", "cpu s", "words/s", f"speed-up vs jobs {args.jobs[0]}",
+                 "output = jobs 1", "load avg"], rows))
+    write_json(args.json, {"benchmark": "apply jobs", "words": args.apply, "results": list(results.values())})
 
 
 def main() -> None:
@@ -112,6 +131,8 @@ def main() -> None:
     parser.add_argument("--lang", default="es:spa-Latn", help="with --apply: LANG:EPITRAN of the model")
     parser.add_argument("--repeat", type=int, default=3, help="with --apply: runs per N; the least time counts")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", type=Path, help="with --apply: keep the model and the words in this directory "
+                        "(made if missing) for later runs")
     args = parser.parse_args()
     if args.apply:
         apply_jobs(args)

@@ -12,13 +12,15 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
 from forked import run_forked
-from fstsynth.block_pool import map_blocks
+from fstsynth.block_pool import FILE_BLOCK_BYTES, map_blocks, map_file
+from fstsynth.errors import UserError
 from fstsynth.stream import blocks
 from test_fast_apply import _env
 from test_fast_apply import plural_model as plural_model  # (a fixture)
@@ -101,6 +103,84 @@ def test_blocks_mapped_by_two_workers_are_the_blocks_mapped_in_order(plural_mode
     ]
 
 
+def _file_input(seed: int) -> bytes:
+    """`_mixed_input` with a byte-order mark, a line longer than many blocks and a tab
+    line late, and no newline at the end."""
+    lines = _mixed_input(3000, seed).split(b"\n")
+    lines[1700:1700] = [b"k a t " * 3000, "d ɔ g\tk a t s".encode()]
+    return "\ufeff".encode() + b"\n".join(lines).rstrip(b"\n")
+
+
+@pytest.mark.parametrize("start", [0, 5000])
+def test_workers_reading_a_file_give_the_blocks_results_in_order(plural_model, tmp_path, start):
+    """`map_file` with small blocks (a line holds many): the output, the unseen tokens
+    and the first tab line (lines numbered from where reading starts, as on a stream)
+    of mapping the file's blocks in this process, from any offset; the offset then at
+    the end; a byte that is not UTF-8 named by its line."""
+    from fstsynth.apply_command import _block_applier
+
+    data = _file_input(3)
+    path = tmp_path / "words.txt"
+    path.write_bytes(data)
+    make = lambda: _block_applier(plural_model, None, None, " ", "plain", "utf-8")  # noqa: E731
+    here = [make().apply(b) for b in blocks(io.BytesIO(data[start:]), chunk=4096)]
+    with path.open("rb") as handle:
+        handle.seek(start)
+        there = list(map_file(handle.fileno(), make, 2, encoding="utf-8", block_bytes=997))
+        assert handle.tell() == len(data)
+    assert len(there) > 10
+    assert b"".join(a.data for a in there) == b"".join(a.data or a.text.encode() for a in here)
+    assert sum((a.unseen for a in there), Counter()) == sum((a.unseen for a in here), Counter()) != Counter()
+    tab_lines = [a.tab_line for a in here if a.tab_line is not None]
+    first_tab = [a.tab_line for a in there if a.tab_line is not None][:1]
+    assert first_tab == tab_lines[:1] != []
+    path.write_bytes(data[:20_000] + b"\xff" + data[20_000:])
+    line = data[:20_000].count(b"\n") + 1
+    with path.open("rb") as handle, pytest.raises(UserError, match=f"^<stdin>: line {line}: not valid UTF-8$"):
+        list(map_file(handle.fileno(), make, 2, encoding="utf-8", block_bytes=997))
+
+
+@pytest.mark.parametrize("jobs", [2, 3, 5])
+def test_workers_that_end_before_the_file_is_written_out(plural_model, tmp_path, jobs):
+    """Fewer blocks than processes, or a worker done with its last block while the
+    blocks before it are still being written: the output of one process."""
+    from fstsynth.apply_command import _block_applier
+
+    data = b"k a t\nd \xc9\x94 g\n" * 300
+    path = tmp_path / "words.txt"
+    path.write_bytes(data)
+    make = lambda: _block_applier(plural_model, None, None, " ", "plain", "utf-8")  # noqa: E731
+    expected = make().apply(next(blocks(io.BytesIO(data), chunk=len(data)))).data
+    for block_bytes in (len(data) // 3 + 1, len(data) // 7 + 1):
+        got = []
+        with path.open("rb") as handle:
+            for applied in map_file(handle.fileno(), make, jobs, encoding="utf-8", block_bytes=block_bytes):
+                got.append(applied.data)
+                time.sleep(0.02)  # (a slow reader: the workers are done, and gone, before it is)
+        assert b"".join(got) == expected
+
+
+def test_jobs_on_a_file_print_the_same_bytes_as_one_process(plural_model):
+    """Standard input a regular file of two blocks (the workers read theirs
+    themselves); then with a byte that is not UTF-8 in the second block: the output,
+    the warnings, the error and the exit code of one process. (From an offset:
+    `test_workers_reading_a_file_give_the_blocks_results_in_order`.)"""
+    data = _file_input(4) * 12
+    assert FILE_BLOCK_BYTES < len(data) < 2 * FILE_BLOCK_BYTES
+    one, two = (_apply(plural_model, "--jobs", jobs, stdin=data) for jobs in ("1", "2"))
+    assert one.returncode == 0 and one.stdout.count(b"\n") > 30_000, one.stderr.decode()
+    assert (two.returncode, two.stdout, two.stderr) == (one.returncode, one.stdout, one.stderr)
+    whole = one.stdout
+    bad = data[:600_000] + b"\xff" + data[600_000:]
+    one, two = (_apply(plural_model, "--jobs", jobs, stdin=bad) for jobs in ("1", "2"))
+    line = bad[:600_000].count(b"\n") + 1
+    assert one.returncode == 2 and f"<stdin>: line {line}: not valid UTF-8" in one.stderr.decode()
+    assert (two.returncode, two.stderr) == (one.returncode, one.stderr)
+    # What is printed before the error: the blocks before the bad one (blocks of
+    # another size than one process reads).
+    assert whole.startswith(two.stdout) and whole.startswith(one.stdout) and two.stdout.count(b"\n") < line
+
+
 @pytest.mark.parametrize("args", [[], ["--format", "tsv"], ["--join"]])
 def test_jobs_print_the_same_bytes_as_one_process(plural_model, args):
     """A few thousand lines of every kind (comments, blank lines, TSV lines, unseen
@@ -115,27 +195,35 @@ def test_jobs_print_the_same_bytes_as_one_process(plural_model, args):
         assert (many.returncode, many.stdout, many.stderr) == (one.returncode, one.stdout, one.stderr), jobs
 
 
-def _started(model: Path, jobs: str) -> subprocess.Popen:
-    """`apply --jobs JOBS` reading a pipe that stays open, after its first output."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fstsynth", "apply", str(model), "--jobs", jobs],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), cwd=ROOT,
-        start_new_session=True,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(b"k a t\n" * 5000)
-    proc.stdin.flush()
+def _started(model: Path, jobs: str, words: Path | None = None) -> subprocess.Popen:
+    """`apply --jobs JOBS` reading a pipe that stays open (or the file `words`, which
+    it does not get to the end of: its output is not read), after its first output."""
+    with (words.open("rb") if words else open(os.devnull, "rb")) as file:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fstsynth", "apply", str(model), "--jobs", jobs],
+            stdin=file if words else subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(),
+            cwd=ROOT, start_new_session=True,
+        )
+    assert proc.stdout is not None
+    if proc.stdin is not None:
+        proc.stdin.write(b"k a t\n" * 5000)
+        proc.stdin.flush()
     ready, _, _ = select.select([proc.stdout], [], [], 60)
     assert ready, "no output"
     assert proc.stdout.readline() == b"k a t s\n"
     return proc
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_ctrl_c_ends_jobs_as_it_ends_one_process(plural_model, jobs):
+@pytest.mark.parametrize("jobs,stdin", [("1", "pipe"), ("2", "pipe"), ("2", "file")])
+def test_ctrl_c_ends_jobs_as_it_ends_one_process(plural_model, tmp_path, jobs, stdin):
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it): exit code 130
-    and one line on standard error, whatever `--jobs`; no worker left running."""
-    proc = _started(plural_model, jobs)
+    and one line on standard error, whatever `--jobs` and standard input; no worker
+    left running."""
+    words = None
+    if stdin == "file":
+        words = tmp_path / "words.txt"
+        words.write_bytes(b"k a t\n" * 500_000)
+    proc = _started(plural_model, jobs, words)
     try:
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)

@@ -117,11 +117,18 @@ def test_model_bytes_are_checked_as_a_directory_is(plural_model):
 # ------------------------------------------------------------------ apply to files, here
 
 
+#: `_reference`'s runs, made once for the tests that compare with them.
+_REFERENCES: dict[tuple[Path, Path, tuple[str, ...]], tuple[bytes, bytes]] = {}
+
+
 def _reference(model: Path, words: Path, *options: str) -> tuple[bytes, bytes]:
     """`fstsynth apply MODEL OPTIONS < words`: its standard output and error."""
-    proc = _fstsynth("apply", str(model), *options, stdin=words.read_bytes())
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout, proc.stderr
+    key = (model, words, options)
+    if key not in _REFERENCES:
+        proc = _fstsynth("apply", str(model), *options, stdin=words.read_bytes())
+        assert proc.returncode == 0, proc.stderr
+        _REFERENCES[key] = (proc.stdout, proc.stderr)
+    return _REFERENCES[key]
 
 
 @pytest.mark.parametrize("options", [(), ("--format", "tsv", "--join")])

@@ -113,7 +113,6 @@ TESTED_ELSEWHERE = {
     "fstsynth.console": ["test_progress.py"],  # the command line's view of the progress reports
     "fstsynth.drawing": ["test_exports.py", "test_report.py"],
     "fstsynth.errors": ["test_bad_inputs.py"],
-    "fstsynth.far": ["test_model.py", "test_exports.py"],
     "fstsynth.block_pool": ["test_apply_command.py"],  # `apply --jobs`'s worker processes
     "fstsynth.command_errors": ["test_cli.py", "test_bad_inputs.py"],  # the commands' error guard
     "fstsynth.formatting": ["test_cli.py"],  # what the commands print

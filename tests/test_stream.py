@@ -17,7 +17,17 @@ from fstsynth.block_walker import OTHER_SPACE
 from fstsynth.model import PairModel
 from fstsynth.model_file import load_model
 from fstsynth.problem import WordSplitter
-from fstsynth.stream import BLOCK_WALKERS, MIN_BYTE_LINES, Block, ByteApplier, byte_applier, predict_batches
+from fstsynth.stream import (
+    BLOCK_WALKERS,
+    MIN_BYTE_LINES,
+    Block,
+    ByteApplier,
+    LineError,
+    blocks,
+    byte_applier,
+    file_block,
+    predict_batches,
+)
 from test_fast_apply import _env
 from test_fast_apply import plural_model as plural_model  # (a fixture)
 from walkers import compiled_walker
@@ -47,6 +57,43 @@ def test_line_batches_split_only_at_newlines():
     assert list(line_batches(io.BytesIO(b""))) == []
     doc = json.dumps({"x": 1})  # any text: one line without a final newline
     assert list(line_batches(io.BytesIO(doc.encode()))) == [[doc]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_file_blocks_of_consecutive_ranges_hold_every_line_once(tmp_path, seed):
+    """A file cut at random offsets (ranges of 1 to 40 bytes, and lines longer than
+    several ranges): the blocks of the ranges, joined, are the file's lines as `blocks`
+    reads them (a last line without a newline gets one), from any starting offset; only
+    the block at the start is the first."""
+    rng = random.Random(seed)
+    lines = ["x" * rng.choice([0, 1, 2, 5, 30, 90]) for _ in range(rng.randint(0, 40))]
+    data = "\n".join(lines).encode() + (b"\n" if rng.random() < 0.5 else b"")
+    path = tmp_path / "words.txt"
+    path.write_bytes(data)
+    with path.open("rb") as handle:
+        fd = handle.fileno()
+        for start in sorted({0, rng.randint(0, len(data)), len(data)}):
+            cuts = [start]
+            while cuts[-1] < len(data):
+                cuts.append(min(len(data), cuts[-1] + rng.randint(1, 40)))
+            got = [file_block(fd, start, a, b, chunk=7) for a, b in zip(cuts, cuts[1:])]
+            expected = b"".join(b.data for b in blocks(io.BytesIO(data[start:]), chunk=7))
+            assert b"".join(b.data for b in got) == expected
+            assert [b.first for b in got] == [k == 0 for k in range(len(got))]
+            assert all(b.line == 0 for b in got)
+            assert handle.tell() == 0  # (pread: the file's offset does not move)
+
+
+def test_a_line_error_is_moved_by_the_lines_before_it_and_survives_pickling():
+    import pickle
+
+    error = LineError("<stdin>", 3, "not valid UTF-8")
+    moved = pickle.loads(pickle.dumps(error)).shifted(40)
+    assert str(error) == "<stdin>: line 3: not valid UTF-8"
+    assert str(moved) == "<stdin>: line 43: not valid UTF-8" and isinstance(moved, LineError)
+    with pytest.raises(LineError, match="line 2: not valid UTF-8"):
+        Block(b"ok\n\xff\n", 0, False).lines()
+
 
 
 @pytest.mark.parametrize("walker", BLOCK_WALKERS)
