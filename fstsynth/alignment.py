@@ -521,6 +521,16 @@ def learn_affinity(
             for y in ts:
                 co[(x, y)] = co.get((x, y), 0) + 1
     links = _competitive_links(co, n_src, n_tgt)
+    target_tokens = [y for _, t in pairs for y in t]
+    if sum(y in src_vocab for y in target_tokens) * 2 >= len(target_tokens):
+        # Most target tokens are written as in the source (a word and its inflected
+        # form, not a transcription): a token only one side uses is an affix's or a
+        # neutralization's, and co-occurrence alone linked the Dutch plural's `ə`,
+        # deleted in every singular, with `p`, the devoiced `b`. There, a link of a
+        # vowel with a consonant is left out.
+        links = {
+            (x, y): v for (x, y), v in links.items() if is_vowel(x, features) == is_vowel(y, features)
+        }
     affinity = dict(links)
     for _ in range(rounds):
         counts: dict[tuple[Token, Token], float] = {}

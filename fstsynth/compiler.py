@@ -161,7 +161,9 @@ class _Read:
     copies: list[dict[int, int]]
 
 
-def _annotator(m: PassMachine, number: int, syms: _Symbols) -> tuple[pynini.Fst, _Read, _Read]:
+def _annotator(
+    m: PassMachine, number: int, syms: _Symbols, deadline: float | None = None
+) -> tuple[pynini.Fst, _Read, _Read]:
     """The right annotator of a pass (see the module docstring), and what its decider
     then reads: the annotated symbols, and the annotated start symbols.
 
@@ -177,6 +179,7 @@ def _annotator(m: PassMachine, number: int, syms: _Symbols) -> tuple[pynini.Fst,
     src, ilab, olab, dst = [], [], [], []
     read_labels, read_token, read_tag, read_cls, read_mask, read_copies = [], [], [], [], [], []
     for c in range(t.class_mask.shape[0]):
+        check_deadline(deadline)  # a class costs up to its left x right states
         masks = t.class_mask[c][None, :] & t.right_mask  # per right state
         kinds, first = _annotations(m, lowest_rules(np, t.left_mask[:, None, :] & masks[None, :, :], t.rules), False)
         members = np.nonzero(sym_class == c)[0]
@@ -447,7 +450,7 @@ def compile_program(
             dtype=np.int64,
         )
         if m.looks_right:
-            annotator, reads, start_reads = _annotator(m, k + 1, syms)
+            annotator, reads, start_reads = _annotator(m, k + 1, syms, deadline)
             check_deadline(deadline)
             # Two stages, not their composition: composing and optimizing even a small
             # pass's stages costs more compile time than the arcs it saves (measured

@@ -2,7 +2,8 @@
 
 Public API:
     DERIVED, ipa_features(tokens), with_ipa_features(features, tokens), without_derived(features)
-    is_derived(features), read_by_ipa(tokens, features), WithUnseen(features, unseen)
+    is_derived(features), read_by_ipa(tokens, features), written_by(features, changes)
+    WithUnseen(features, unseen)
     Inventory, inventory(features)  (feature bundles -> tokens, for SetFeatures and Agree)
 
 A problem's own feature table says what its tokens are; a user's TSV often has none,
@@ -35,10 +36,11 @@ _NAMES = ("syl", "son", "cons", "cont", "nas", "lat", "strid", "voi", "lab", "co
 
 
 @lru_cache(maxsize=1)
-def _segments() -> dict[Token, dict[str, bool]]:
-    """panphon's table of IPA segments (`data/ipa_all.csv`, shipped with it): segment ->
-    feature -> `+`. Read directly, without importing panphon, whose feature table takes
-    seconds to build (4 s here): more than learning a small problem."""
+def _table() -> tuple[tuple[str, ...], dict[Token, tuple[str, ...]]]:
+    """panphon's table of IPA segments (`data/ipa_all.csv`, shipped with it): its
+    feature names, and segment -> each feature's value (`+`, `-`, `0`). Read directly,
+    without importing panphon, whose feature table takes seconds to build (4 s here):
+    more than learning a small problem."""
     spec = importlib.util.find_spec("panphon")
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("panphon is not installed (pip install panphon)")
@@ -46,12 +48,25 @@ def _segments() -> dict[Token, dict[str, bool]]:
     with path.open(encoding="utf-8", newline="") as handle:
         rows = csv.reader(handle)
         header = next(rows)
-        columns = [header.index(name) for name in _NAMES]
-        return {
-            unicodedata.normalize("NFC", row[0]): {DERIVED + name: row[k] == "+" for name, k in zip(_NAMES, columns)}
-            for row in rows
-            if row
-        }
+        return tuple(header[1:]), {unicodedata.normalize("NFC", row[0]): tuple(row[1:]) for row in rows if row}
+
+
+@lru_cache(maxsize=1)
+def _segments() -> dict[Token, dict[str, bool]]:
+    """panphon's segments with the features of `_NAMES`, each true where it is `+`."""
+    header, rows = _table()
+    columns = [header.index(name) for name in _NAMES]
+    return {seg: {DERIVED + name: values[k] == "+" for name, k in zip(_NAMES, columns)} for seg, values in rows.items()}
+
+
+@lru_cache(maxsize=1)
+def _by_values() -> dict[tuple[str, ...], tuple[Token, ...]]:
+    """panphon's segments by their whole row of values."""
+    _header, rows = _table()
+    found: dict[tuple[str, ...], list[Token]] = {}
+    for seg, values in rows.items():
+        found.setdefault(values, []).append(seg)
+    return {values: tuple(segs) for values, segs in found.items()}
 
 
 def ipa_features(tokens: Iterable[Token]) -> dict[Token, dict[str, bool]]:
@@ -129,6 +144,98 @@ def read_by_ipa(tokens: Iterable[Token], features: Features) -> dict[Token, dict
     }
 
 
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance between two strings, by code points."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        diagonal, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            diagonal, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, diagonal + (ca != cb))
+    return row[-1]
+
+
+def _marks(segment: str) -> set[str]:
+    """The diacritics of a segment: its combining marks and modifier letters (`ʲ`, `ː`)."""
+    return {
+        ch
+        for ch in unicodedata.normalize("NFD", segment)
+        if unicodedata.combining(ch) or unicodedata.category(ch) == "Lm"
+    }
+
+
+def _nearest(token: Token, segments: Iterable[Token]) -> Token | None:
+    """Of `segments` (panphon's, all with the same values), the one written most like
+    `token` with no diacritic `token` lacks (fewest edits, then fewest code points): `f`
+    for `v` devoiced, not `f̝`; `o` for `oː` shortened; none for `l` devoiced (`l̥`: a
+    segment a language writes with a letter of its own is one its words show). None
+    also where two are written alike (panphon's `ɢʲ` and `ɡʲ` for `kʲ` voiced): no
+    guess."""
+    marks = _marks(token)
+    ranked = sorted((_edits(token, seg), len(seg), seg) for seg in segments if _marks(seg) <= marks)
+    if not ranked or (len(ranked) > 1 and ranked[0][:2] == ranked[1][:2]):
+        return None
+    return ranked[0][2]
+
+
+def _partner(token: Token, change: tuple[tuple[str, bool], ...], known: "Inventory") -> Token | None:
+    """The IPA segment outside `known` that `token` with `change` set is: its panphon
+    row with the changed values set names it (`_nearest` of the segments with that
+    row), kept only where a model derived from IPA gives it the bundle asked for and no
+    token of `known` has that bundle. None where there is no such segment, or `token`
+    or a changed feature is not panphon's."""
+    header, rows = _table()
+    panphon_names = [name[len(DERIVED) :] if name.startswith(DERIVED) else "" for name, _ in change]
+    if token not in rows or any(name not in header for name in panphon_names):
+        return None
+    bundle = known.bundle(token)
+    if bundle is None:
+        return None
+    values = list(rows[token])
+    wanted = list(bundle)
+    for (name, value), panphon_name in zip(change, panphon_names):
+        values[header.index(panphon_name)] = "+" if value else "-"
+        if name in known.names:
+            wanted[known.names.index(name)] = value
+    segment = _nearest(token, _by_values().get(tuple(values), ()))
+    if segment is None or segment in known.features or known.has_bundle(tuple(wanted)):
+        return None
+    read = read_by_ipa([segment], known.features)
+    if read is None or tuple(read[segment].get(name, False) for name in known.names) != tuple(wanted):
+        return None
+    return segment
+
+
+def written_by(features: Features, changes: Iterable[tuple[tuple[str, bool], ...]]) -> dict[Token, dict[str, bool]]:
+    """IPA segments outside `features` that `SetFeatures` of `changes` would write
+    from a token of `features`, with the features a model derived from IPA gives them.
+
+    The tokens a model knows are those its words show, so where a change neutralizes
+    (final devoicing) its outputs of the segments only held-out words have are missing
+    (`v` devoiced is `f`, in no training word): the rule then does not apply there.
+    For features derived from IPA (`is_derived`; a user's features file says what its
+    inventory is), each such output is found by `_partner`. It is added only where no
+    token has its bundle, so the tokens of `features` map and are read as before; two
+    added segments of one bundle are both left out."""
+    if not is_derived(features):
+        return {}
+    known = inventory(features)
+    found: dict[Token, dict[str, bool]] = {}
+    by_bundle: dict[tuple[bool, ...], set[Token]] = {}
+    for change in sorted(set(changes)):
+        for tok in sorted(features):
+            if known.resolve(tok, change) is not None:
+                continue
+            segment = _partner(tok, change, known)
+            if segment is None:
+                continue
+            read = read_by_ipa([segment], features)
+            assert read is not None  # `_partner` read it so
+            found[segment] = read[segment]
+            by_bundle.setdefault(tuple(read[segment].get(name, False) for name in known.names), set()).add(segment)
+    alone = {next(iter(segs)) for segs in by_bundle.values() if len(segs) == 1}
+    return {seg: feats for seg, feats in found.items() if seg in alone}
+
+
 class WithUnseen(dict[Token, Mapping[str, bool]]):
     """A model's features plus those of tokens it never saw (`unseen`), by which the
     interpreter reads a word holding them. An unseen token is a source only: the
@@ -148,10 +255,11 @@ class Inventory:
     A token's bundle is its value for every feature the mapping names (a missing one is
     false). `resolve(x, changes)` is the token whose bundle is x's with `changes` set:
     x itself if it has that bundle, else the one token that has it (never a token of
-    `WithUnseen.unseen`); None (the
-    transformation does not apply) where x has no features, or no token or several
-    tokens other than x have the bundle. Only the mapping decides, so that every
-    backend computes the same token map from the model's features."""
+    `WithUnseen.unseen`); for x a token of `WithUnseen.unseen` that no token's bundle
+    answers, the IPA segment x becomes (`_partner`: `f` of an unseen `v` devoiced);
+    None (the transformation does not apply) where x has no features, or no token or
+    several tokens other than x have the bundle. Only the mapping decides, so that
+    every backend computes the same token map from the model's features."""
 
     def __init__(self, features: Features) -> None:
         self.features = features
@@ -161,14 +269,18 @@ class Inventory:
             tok: tuple(bool(feats.get(name, False)) for name in self.names) for tok, feats in features.items()
         }
         self._tokens: dict[tuple[bool, ...], list[Token]] = {}
-        sources_only: frozenset[Token] = getattr(features, "unseen", frozenset())
-        for tok in sorted(set(self._bundles) - sources_only):
+        self._sources_only: frozenset[Token] = getattr(features, "unseen", frozenset())
+        for tok in sorted(set(self._bundles) - self._sources_only):
             self._tokens.setdefault(self._bundles[tok], []).append(tok)
         self._resolved: dict[tuple[Token, tuple[tuple[str, bool], ...]], Token | None] = {}
 
     def bundle(self, token: Token) -> tuple[bool, ...] | None:
         """The token's bundle (in `names` order), None if it has no features."""
         return self._bundles.get(token)
+
+    def has_bundle(self, bundle: tuple[bool, ...]) -> bool:
+        """Whether some token (not only a source) has `bundle`."""
+        return bundle in self._tokens
 
     def value(self, token: Token, feature: str) -> bool | None:
         """The token's value of `feature`, None if the token has no features."""
@@ -200,6 +312,11 @@ class Inventory:
                 found = token
             elif len(having) == 1:
                 found = having[0]
+            elif not having and token in self._sources_only:
+                # A token never seen in training, read by its IPA features (`WithUnseen`):
+                # the segment it becomes where the model knows none (`f` of an unseen `v`
+                # devoiced). Tokens the model knows map as the tables map them.
+                found = _partner(token, changes, self)
         self._resolved[key] = found
         return found
 

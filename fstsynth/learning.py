@@ -158,7 +158,7 @@ def learn_model(
             "learned", problem.source or problem.name, problem.columns[j],
         )
     alphabet, features = inventory(problem)
-    learned: dict[tuple[int, int], PairModel] = {}
+    results: dict[tuple[int, int], tuple[LearnResult, float | None]] = {}
     for k, (s, t) in enumerate(todo):
         label = f"{problem.columns[s]} -> {problem.columns[t]}"
         report("column pair", k, len(todo), label)
@@ -166,7 +166,17 @@ def learn_model(
         # and compilation share it.
         deadline = None if options.time_limit is None else time.monotonic() + options.time_limit
         try:
-            result: LearnResult = learn(problem.training_pairs(s, t), features, options, jobs, deadline)
+            results[(s, t)] = learn(problem.training_pairs(s, t), features, options, jobs, deadline), deadline
+        except UserError as exc:
+            raise Error(f"{problem.name}: column pair {label}: {exc}") from None
+    written = _written_segments(problem, {pair: result.program for pair, (result, _) in results.items()}, features)
+    if written:
+        alphabet = tuple(sorted({*alphabet, *written}))
+        features = {**features, **written}
+    learned: dict[tuple[int, int], PairModel] = {}
+    for (s, t), (result, deadline) in results.items():
+        label = f"{problem.columns[s]} -> {problem.columns[t]}"
+        try:
             started = time.perf_counter()
             compiled = compile_program(result.program, alphabet, features, deadline=deadline)
         except UserError as exc:
@@ -181,6 +191,38 @@ def learn_model(
     return Model(
         problem.columns, features, saved_options(options), alphabet, learned, problem.name, rows=problem.cells
     )
+
+
+def _written_segments(
+    problem: "Problem", programs: Mapping[tuple[int, int], Program], features: Mapping[str, Mapping[str, bool]]
+) -> dict[Token, dict[str, bool]]:
+    """IPA segments no word shows that the programs' `SetFeatures` write from known
+    tokens (`features.written_by`: `f` of a held-out `v` devoiced), those in the output
+    of some training word left out: every training word comes out as it did without
+    them."""
+    from fstsynth.dsl import SetFeatures
+    from fstsynth.features import written_by
+    from fstsynth.interpreter import run_many
+
+    changes = [
+        rule.transformation.values
+        for program in programs.values()
+        for pass_ in program.passes
+        for rule in pass_.rules
+        if isinstance(rule.transformation, SetFeatures)
+    ]
+    written = written_by(features, changes) if changes else {}
+    while written:
+        wider = {**features, **written}
+        seen: set[Token] = set()
+        for (s, t), program in programs.items():
+            sources = [src for src, _ in problem.training_pairs(s, t)]
+            for out in run_many(program, sources, wider):
+                seen.update(tok for tok in out if tok in written)
+        if not seen:
+            break
+        written = {tok: feats for tok, feats in written.items() if tok not in seen}
+    return written
 
 
 def compile_model(

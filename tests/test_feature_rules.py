@@ -403,8 +403,11 @@ def test_a_token_never_seen_is_read_by_its_ipa_features(ipa_devoicing):
     assert pair.predict_many(words) == [pair.predict(w) for w in words]
     assert pair.predict_texts(words) == ["g a r aː ʃ", "ʒ ɔ p", "r aː t"]
     assert [pair.interpret(w, model.features) for w in words] == pair.predict_many(words)
-    # No voiceless partner of ɣ among the trained tokens (x is not one): it stays.
-    assert model.apply("t aː ɣ ə") == "t aː ɣ"
+    # No voiceless partner of ɣ among the trained tokens (x is not one): it becomes the
+    # IPA segment devoiced ɣ is, which the model never saw either.
+    assert "x" not in model.alphabet
+    assert model.apply("t aː ɣ ə") == "t aː x"
+    assert pair.interpret(("t", "aː", "ɣ", "ə"), model.features) == ("t", "aː", "x")
 
 
 def test_an_unseen_token_never_matches_a_trained_token():
@@ -485,3 +488,51 @@ def test_devoicing_learned_without_a_features_file_reaches_unseen_segments(tmp_p
     proc = _apply_cli(tmp_path / "m", "--check", "g a r aː ʒ ə")
     assert proc.returncode == 0 and proc.stdout.decode() == "g a r aː ʃ\n", proc.stderr.decode()
     assert "<unk>" not in proc.stderr.decode() and "read by their IPA features: ʒ (1 word)" in proc.stderr.decode()
+
+
+def _devoicing_without(*tokens: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """data/devoicing.tsv without the pairs holding any of `tokens`."""
+    return [(s, t) for s, t in data_pairs("devoicing.tsv") if not set(tokens) & (set(s) | set(t))]
+
+
+def test_written_by_names_the_ipa_segment_a_change_writes():
+    """`f` is what `v` devoiced is, though no word shows it; `l` and `ŋ` have no
+    voiceless twin written with a letter of their own (`l̥`, `ŋ̊` are not proposed), and
+    `d` has `t`."""
+    from fstsynth.features import written_by
+    from fstsynth.learning import inventory
+
+    _alphabet, features = inventory(read_pairs([["l ɔ v ə", "l ɔ v ə"], ["d ɪ ŋ ə", "t ɪ ŋ ə"]]))
+    devoiced = (("ipa.voi", False),)
+    assert sorted(written_by(features, [devoiced])) == ["f"]
+    assert written_by(features, [devoiced])["f"]["ipa.voi"] is False
+    assert written_by({"v": {"voice": True}}, [(("voice", False),)]) == {}  # a features file says it all
+
+
+def test_a_learned_devoicing_writes_segments_no_word_shows():
+    """`f` is in no word; `v` is (never word-finally): the model learned with a held-out
+    row ending in `v ə` writes `f` there, through the tables and the interpreter alike."""
+    pairs = _devoicing_without("f")
+    rows = [[" ".join(s), " ".join(t)] for s, t in pairs] + [["l ɔ v ə", "?"]]
+    model = learn_model(read_pairs(rows))
+    assert "f" in model.alphabet
+    pm = model.only_pair()
+    assert pm.predict(("l", "ɔ", "v", "ə")) == ("l", "ɔ", "f")
+    assert pm.interpret(("l", "ɔ", "v", "ə"), model.features) == ("l", "ɔ", "f")
+    # Every training word comes out as without `f`.
+    assert pm.train_correct == len(pairs)
+
+
+def test_an_unseen_segment_becomes_the_ipa_segment_the_change_writes():
+    """Neither `ð` nor `θ` in training (nor `β`, `ɸ`): `ð` is read by its IPA features,
+    and devoiced it is `θ`, which the model does not know either; tokens it knows map
+    as before."""
+    model = learn_model(read_pairs([[" ".join(s), " ".join(t)] for s, t in _devoicing_without("f")]))
+    pm = model.only_pair()
+    assert "SetFeatures" in str(pm.program)
+    assert not {"ð", "θ", "β", "ɸ"} & set(model.alphabet)
+    for word, want in [("l ɔ ð ə", "l ɔ θ"), ("l ɔ ð ə n", "l ɔ ð ə"), ("h aː z ə", "h aː s"), ("ð ɛ l ə", "ð ɛ l"),
+                       ("l ɔ β ə", "l ɔ ɸ")]:
+        tokens = tuple(word.split())
+        assert " ".join(pm.predict(tokens)) == want
+        assert " ".join(pm.interpret(tokens, model.features)) == want

@@ -132,11 +132,11 @@ TESTED_ELSEWHERE = {
                      "first_passes", "learner", "options", "ranking")
     },
     "exporters": ["test_exports.py"],
-    **{f"exporters.{name}": ["test_exports.py"] for name in ("att", "dot", "export", "foma_script", "foma_contexts")},
+    **{f"exporters.{name}": ["test_exports.py"] for name in ("att", "dot", "export", "foma_script")},
     # The grammar's runtime, copied into every grammar: its vocabulary, the passes, the cascade.
     **{
         f"exporters.{name}": ["test_pynini_grammar.py"]
-        for name in ("pynini_rules", "pynini_runtime", "pynini_cascade")
+        for name in ("pynini_runtime",)
     },
 }
 

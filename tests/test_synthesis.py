@@ -250,7 +250,9 @@ def test_a_broad_rule_may_take_an_exception_that_makes_another_change():
     words = [c + "ab" for c in "cdfghkmnpqrstvwxzbjlyçñ"] + ["cabd"]
     pairs = [(tuple(w), tuple("dob" if w == "dab" else w.replace("a", "e"))) for w in words]
     features = with_vowel_classes({}, sorted({t for s, t in pairs for t in s + t}))
-    options = Options(variant="token")
+    # Every a is the second letter: with the edge prior, the rule that fires on every a
+    # is kept as "a -> e after the first letter". The exceptions are the point here.
+    options = Options(variant="token", edge_prior=False)
     examples = [
         ex
         for src, tgt in pairs
@@ -325,3 +327,19 @@ def test_a_replacement_seen_on_one_token_only_stays_bound_to_it(variant):
     result = learn(pairs, {}, Options(variant=variant, chunks="off"))
     assert result.train_correct == len(pairs)
     assert run(result.program, tuple("daz"), {}) == tuple("dao")
+
+
+def test_a_change_seen_only_at_the_word_edge_stays_at_the_edge():
+    """ð -> t is seen only before the final ə (which goes): with the edge prior the rule
+    says so, and a ð inside a word stays; without it, ð -> t everywhere fits as well."""
+    from fstsynth.alignment import with_vowel_classes
+    from fstsynth.synthesis import learn_variant
+
+    rows = ["m u ð ə:m u t", "n a ð ə:n a t", "s e ð ə:s e t", "b o n ə:b o n", "k a l ə:k a l", "p i r ə:p i r"]
+    pairs = [tuple(tuple(side.split()) for side in row.split(":")) for row in rows]
+    features = with_vowel_classes({}, sorted({t for s, t in pairs for t in s + t}))
+    medial = tuple("r u ð o n ə".split())
+    for prior, want in [(True, "r u ð o n"), (False, "r u t o n")]:
+        program = learn_variant(pairs, features, Options(variant="token", edge_prior=prior)).program
+        assert all(run(program, s, features) == t for s, t in pairs)
+        assert " ".join(run(program, medial, features)) == want, program

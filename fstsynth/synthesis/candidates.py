@@ -22,6 +22,7 @@ from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
     CopyReplace,
+    Identity,
     Insert,
     IsToken,
     Predicate,
@@ -38,6 +39,7 @@ from fstsynth.synthesis.feature_changes import feature_transformations
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
 from fstsynth.synthesis.ranking import (
     TIERS,
+    UNANCHORED_CHANGE_COST,
     UNANCHORED_INSERT_COST,
     grows,
     predicate_cost,
@@ -221,7 +223,7 @@ class _Pool:
 
     def __init__(
         self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool,
-        by_token: list[int],
+        by_token: list[int], edge_prior: bool = False,
     ) -> None:
         self.tr = tr
         self.positives = positives
@@ -234,6 +236,10 @@ class _Pool:
         self.cost = transformation_cost(tr)
         self.text = str(tr)
         self.grows = grows(tr)
+        # What the rule pays more where it tests no word edge (`Options.edge_prior`).
+        self.unanchored_cost = (
+            UNANCHORED_INSERT_COST if self.grows else UNANCHORED_CHANGE_COST if edge_prior else 0.0
+        )
         self.long_sets = long_sets
         # For a `ReplaceAnyBy`, its positive examples by the token replaced (bitsets
         # over `positives`; empty for other transformations): see `kept`.
@@ -254,8 +260,8 @@ class _Pool:
             return
         fires = where & self.applies if self.restrict else where
         cost = self.cost + preds_cost
-        if self.grows and not anchored:
-            cost += UNANCHORED_INSERT_COST
+        if not anchored:
+            cost += self.unanchored_cost
         key = LongSet(fires, gainable) if self.long_sets else fires
         old = self.forms.get(key)
         if old is not None:
@@ -387,7 +393,7 @@ def candidates(
         assert not positives & ~found.applies[tr]
         pool = _Pool(
             tr, Positives(len(pools), bit_indices(positives)), found.right[tr], found.applies[tr], n,
-            n > LONG_SET, by_token,
+            n > LONG_SET, by_token, options.edge_prior and not isinstance(tr, Identity),
         )
         pools.append(pool)
         # The search tests "true on some positive example" on bitsets over the positive

@@ -86,8 +86,9 @@ def learn(
     splits) is not clearly shorter than (no longer on any split, shorter on some), and
     of those the earliest tried
     (`AUTO_ORDER`, then the extra pass, then the extra features), learns the program
-    from all rows (shorter programs generalize better, paper section 5.2). A
-    variant that predicts every held-out row stops the search. Where letters with
+    from all rows (shorter programs generalize better, paper section 5.2). Every
+    variant is scored; one that predicts every held-out row stops the search for
+    the extra configurations. Where letters with
     diacritics could be written plain first (`plain_letter_pass`), the best variant is
     cross-validated with that pass too, and competes with the others. Never looks at
     anything but the training rows.
@@ -199,8 +200,7 @@ def _learn_auto(
         opts, feats = configured(replace(options, variant=variant), derived, features)
         variants.append(opts)
         variant_features.append(feats)
-    # In workers, every variant's folds are started at once (most often every variant
-    # is needed); those of variants after a perfect one are cancelled or dropped.
+    # In workers, every variant's folds are started at once.
     folds = (
         [
             [pool.submit(_fold, *split, feats, opts, deadline) for split in splits]
@@ -239,14 +239,13 @@ def _learn_auto(
     held_by_rank: list[int] = []
     rules_by_rank: list[list[int]] = []  # rules of the configuration's program on each split
     for rank, opts in enumerate(variants):
+        # Every variant is scored even after one predicts every held-out row: another
+        # may do as well with clearly fewer rules (final devoicing: one rule in
+        # features against one per token pair seen), and that one generalizes to the
+        # tokens the rows do not show.
         held, rules = held_out_rows(rank, opts, variant_features[rank], opts.variant) if k >= 2 else (0, [])
         held_by_rank.append(held)
         rules_by_rank.append(rules)
-        if held == tested and k >= 2:
-            for later in folds[rank + 1 :] if folds is not None else []:
-                for future in later:
-                    future.cancel()
-            break  # every held-out row right: no variant can do better
     most = max(held_by_rank)
     if k >= 2 and most < tested and not options.plain_letters and has_plain_letters(pairs):
         # Plain letters first (`plain_letter_pass`), with the variant ahead so far: it
@@ -500,6 +499,8 @@ def learn_variant(
                 # build).
                 current = [[(tok, None) for tok, _ in word] for word in current]
             score = n_correct(current)
+    # The edge prior is for a word and another form of it, not for a transcription.
+    pass_options = replace(options, edge_prior=options.edge_prior and not transcription and not one_to_one)
     for _ in range(options.max_passes):
         if score == len(pairs):
             break
@@ -509,7 +510,7 @@ def learn_variant(
         seconds["alignment"] += time.perf_counter() - started
         started = time.perf_counter()
         report(f"synthesizing pass {len(passes) + 1}", detail=options.variant)
-        pass_ = synthesize_pass(examples, features, options, deadline)
+        pass_ = synthesize_pass(examples, features, pass_options, deadline)
         seconds["synthesis"] += time.perf_counter() - started
         if not pass_.rules:
             break

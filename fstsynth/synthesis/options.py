@@ -56,6 +56,14 @@ class Options:
     # tokens into the inventory the model applies with) but tests derived ones only in
     # `auto`'s "+ IPA features" configuration (`learner.configured`).
     derived_tests: bool = True
+    # A change of a word into another form of it (not a transcription: most target
+    # tokens are source tokens) that tests no word edge pays `UNANCHORED_CHANGE_COST`,
+    # as an insertion does `UNANCHORED_INSERT_COST`: where every training change of a
+    # token happens at the same distance from a word edge (ð -> t before a final ə),
+    # the edge conditions it (the forms of a paradigm differ by their affixes), and a
+    # rule changing the token everywhere is as good only on those rows. Only ties of
+    # gain are decided so: a change seen away from the edge too is not anchored.
+    edge_prior: bool = True
     # Folds of the cross-validation by which `auto` picks a variant per column pair.
     folds: int = 3
     # The cross-validation reads at most this many rows, evenly spaced (the program is

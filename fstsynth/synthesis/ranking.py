@@ -3,7 +3,8 @@
 Public API:
     predicate_cost(pred, variant), transformation_cost(tr), rule_cost(rule, variant)
     grows(tr), anchored(rule)
-    TIER_COST, TIERS, TIER_INDICES, INCLUSIVE_TIER_INDICES, UNANCHORED_INSERT_COST
+    TIER_COST, TIERS, TIER_INDICES, INCLUSIVE_TIER_INDICES, UNANCHORED_INSERT_COST,
+    UNANCHORED_CHANGE_COST
 
 A lower cost is preferred (the paper's ranking score is its negation). The variant
 sets what tokens and features cost: `token` prefers naming tokens, `feature` features,
@@ -57,6 +58,11 @@ INCLUSIVE_DISCOUNT = 0.05
 # Insertions are mostly affixes: an insertion not anchored at a word edge is a priori
 # unlikely, so it pays this much more than one that tests the boundary.
 UNANCHORED_INSERT_COST = 2.0
+#: What any other change that tests no word edge pays more, with `Options.edge_prior`
+#: (a word and its inflected form): above the dearest edge test (a boundary two
+#: positions away, 2.1), so that of two rules making the same changes, the anchored one
+#: is taken.
+UNANCHORED_CHANGE_COST = 2.2
 
 
 def predicate_cost(pred: Predicate, variant: str) -> float:
