@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -10,6 +11,14 @@ from typing import Any, Callable, Iterable
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def as_from_a_terminal() -> None:
+    """Give a child the default SIGINT handling a terminal gives it (a `preexec_fn`). A
+    process started in the background by a non-interactive shell (`pytest &` in a script)
+    has SIGINT ignored, and Python keeps an inherited SIG_IGN: a command would then ignore
+    a test's SIGINT and finish with exit 0."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 DATA = ROOT / "data"
 SHARED = ROOT.parent / "shared" / "olympiad-dev"
 

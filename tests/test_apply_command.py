@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, as_from_a_terminal
 from forked import run_forked
 from fstsynth.block_pool import FILE_BLOCK_BYTES, map_blocks, map_file
 from fstsynth.errors import UserError
@@ -202,7 +202,7 @@ def _started(model: Path, jobs: str, words: Path | None = None) -> subprocess.Po
         proc = subprocess.Popen(
             [sys.executable, "-m", "fstsynth", "apply", str(model), "--jobs", jobs],
             stdin=file if words else subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(),
-            cwd=ROOT, start_new_session=True,
+            cwd=ROOT, start_new_session=True, preexec_fn=as_from_a_terminal,
         )
     assert proc.stdout is not None
     if proc.stdin is not None:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import as_from_a_terminal
 from fstsynth import fileio
 from fstsynth.model_file import load_model
 
@@ -41,14 +42,6 @@ def big_problem(path: Path) -> Path:
         rows.append([" ".join(word), " ".join(word + [suffix]), " ".join(["a", "m"] + word)])
     path.write_text(json.dumps({"columns": ["stem", "plural", "my"], "data": rows}), encoding="utf-8")
     return path
-
-
-def as_from_a_terminal() -> None:
-    """Give the child the default SIGINT handling a terminal gives it. A process started
-    in the background by a non-interactive shell (`pytest &` in a script) has SIGINT
-    ignored, and Python keeps an inherited SIG_IGN: `learn` would then ignore the test's
-    SIGINT and finish with exit 0 (seen once in four suite runs)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def learn(args: list, **kwargs) -> subprocess.Popen:
