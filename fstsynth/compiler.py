@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 import pynini
@@ -76,6 +76,8 @@ from fstsynth.transducers import (
     word_acceptor,
 )
 from fstsynth.types import Token, Word, Features
+
+T = TypeVar("T")
 
 __all__ = [
     "UNK", "Error", "TimeLimitError", "CompositionTooLargeError", "Compiled", "Transducers",
@@ -126,6 +128,18 @@ class _Symbols:
 
 
 # ------------------------------------------------------------------ building FSTs
+
+
+#: Items of a Python loop between two deadline checks (each item costs microseconds).
+CHECK_EVERY = 1024
+
+
+def _checked(items: list[T], deadline: float | None) -> Iterator[T]:
+    """`items`, checking the deadline every `CHECK_EVERY` of them: a long loop would
+    otherwise run far past it."""
+    for start in range(0, len(items), CHECK_EVERY):
+        check_deadline(deadline)
+        yield from items[start:start + CHECK_EVERY]
 
 
 class _Arcs:
@@ -328,7 +342,7 @@ def _decider(
         unique, inverse = np.unique(codes[plain], return_inverse=True)
         outs = [
             realize(int(code // width), False, int(reads.token[lo + code % width]), {}, reads.copies[lo + code % width])
-            for code in unique.tolist()
+            for code in _checked(unique.tolist(), deadline)
         ]
         if outs:
             first[plain] = np.array([o[0] for o in outs], dtype=np.int64)[inverse]
@@ -342,8 +356,9 @@ def _decider(
                 [decision[states, cells][:, None], cells[:, None], m.left_copy[states].astype(np.int64)], axis=1
             )
             groups, firsts = group_rows(key)
+            check_deadline(deadline)
             outs = []
-            for row in key[firsts].tolist():
+            for row in _checked(key[firsts].tolist(), deadline):
                 left = {k: row[2 + n] for n, k in enumerate(m.left_copy_offsets)}
                 outs.append(realize(row[0], False, int(reads.token[lo + row[1]]), left, reads.copies[lo + row[1]]))
             first[states, cells] = np.array([o[0] for o in outs], dtype=np.int64)[groups]
@@ -371,6 +386,7 @@ def _decider(
     src, il, ol, dst, tail_id = (np.concatenate(x) for x in (src_parts, il_parts, ol_parts, dst_parts, tail_parts))
     check_deadline(deadline)
     _chains(arcs, tail_list, tail_id, dst)
+    check_deadline(deadline)
     arcs.add(src, il, ol, dst)
     return arcs.fst(q0, range(lefts))
 

@@ -16,7 +16,7 @@ from clocks import CpuClock
 from fstsynth.cli import app
 from fstsynth.compiler import TimeLimitError, compile_program
 from fstsynth.dsl import BOUNDARY, CopyReplace, IsToken, Pass, Program, Rule, TierIs
-from fstsynth.learning import MAX_ALPHABET, MAX_COLUMN_PAIRS, learn_model
+from fstsynth.learning import MAX_ALPHABET, MAX_COLUMN_PAIRS, collector_paused, learn_model
 from fstsynth.model import Error
 from fstsynth.problem import Problem
 from fstsynth.synthesis import Options
@@ -67,7 +67,10 @@ def slow_program(n_tokens: int) -> tuple[Program, list[str], dict]:
     return Program((Pass(tuple(rules)),)), toks, features
 
 
-#: The most CPU time one step of work between two deadline checks may take.
+#: The most CPU time one step of work between two deadline checks may take. The steps
+#: are measured with Python's cyclic collector paused, as the commands learn and compile
+#: (`fstsynth.learning.collector_paused`): one collection of a test session's heap
+#: (0.3 CPU s with 3 million live objects) is no step of the compiler's.
 STEP = 0.3
 
 
@@ -80,7 +83,8 @@ def test_time_limit_stops_a_long_compilation(monkeypatch):
         clock = CpuClock(monkeypatch)
         deadline = clock.now() + limit
         try:
-            compile_program(program, alphabet, features, deadline=deadline)
+            with collector_paused():  # as the commands compile
+                compile_program(program, alphabet, features, deadline=deadline)
         except TimeLimitError as error:
             assert str(error) == "time limit reached while compiling the rules (raise --time-limit)"
             break
@@ -88,6 +92,23 @@ def test_time_limit_stops_a_long_compilation(monkeypatch):
         pytest.fail(f"a {n_tokens}-token program compiled within {limit} CPU s: no workload exceeds the limit")
     overshoot = clock.now() - deadline
     assert overshoot < STEP, f"{overshoot:.2f} CPU s of work after the deadline ({n_tokens} tokens)"
+
+
+def test_compilation_checks_its_deadline_at_least_every_step(monkeypatch):
+    # Where the test above's deadline falls depends on the machine (often inside the
+    # bimachine's construction): here every step of a whole compilation is measured,
+    # the one after the last check included, so a stage without checks fails wherever
+    # it is. Every `time.monotonic` read while compiling is a deadline check.
+    program, alphabet, features = slow_program(18)
+    clock = CpuClock(monkeypatch)
+    started = clock.now()
+    with collector_paused():
+        compile_program(program, alphabet, features, deadline=started + 3600)
+    ended = clock.now()
+    assert ended - started > STEP, "the workload is one step: it shows nothing"
+    times = [started, *clock.reads, ended]
+    step, after = max((b - a, k) for k, (a, b) in enumerate(zip(times, times[1:])))
+    assert step < STEP, f"{step:.2f} CPU s without a deadline check after check {after} of {len(clock.reads)}"
 
 
 def test_time_limit_stops_alignment_of_long_words(monkeypatch):
@@ -104,7 +125,8 @@ def test_time_limit_stops_alignment_of_long_words(monkeypatch):
         clock = CpuClock(monkeypatch)
         started = clock.now()
         try:
-            learn_model(problem, Options(time_limit=limit))
+            with collector_paused():  # as the commands learn
+                learn_model(problem, Options(time_limit=limit))
         except Error as error:
             assert re.match(r"^long: column pair s -> t: time limit reached while learning", str(error)), error
             break
