@@ -25,12 +25,17 @@ processes from /proc four times a second:
   go on until killed. A reminder raises again unless the command is already stopping (a
   MemoryLimitExceeded being handled, or `acknowledge_stop` called);
 - still over it after 3 s of the command's CPU time (stuck in C++), or 30 s later
-  (stuck at all), or past 1.25 times the limit (growing), it prints the line itself and
-  kills the command and its workers (SIGKILL: the hidden temporaries left are removed by
-  the next run writing the same path). The grace is counted in CPU time because a
-  command stopping by itself (unwinding, removing its temporaries, collecting garbage)
-  needs that much CPU however busy the machine is: counted in wall time, a loaded
-  machine turned a clean stop into a kill.
+  (stuck at all), or still growing (past 1.25 times the limit and a quarter of the limit
+  more than when it was first seen over it), it prints the line itself and kills the
+  command and its workers (SIGKILL: the hidden temporaries left are removed by the next
+  run writing the same path). The grace is counted in CPU time because a command
+  stopping by itself (unwinding, removing its temporaries, collecting garbage) needs
+  that much CPU however busy the machine is: counted in wall time, a loaded machine
+  turned a clean stop into a kill. Growth is counted from the first sight because one
+  library call can take the command from under the limit to past 1.25 times it between
+  two readings (learn under a 150 MB limit: 192 MB at the first reading); killed at the
+  next reading, such a command had a quarter of a second to stop, and a clean stop
+  became a kill.
 
 Python's signal wake-up fd tells the watchdog of every signal the command receives, even
 while the command is inside C++ and cannot run its handler: a second Ctrl-C (a second or
@@ -168,7 +173,7 @@ def stop(message):
             pass
     sys.exit(0)
 
-asked = asked_cpu = reminded = None
+asked = asked_cpu = reminded = growing = None
 first_interrupt = None
 while True:
     ready, _, _ = select.select([fd], [], [], 0.25)
@@ -195,8 +200,9 @@ while True:
         if asked is None:
             asked = reminded = now
             asked_cpu = cpu(pids)
+            growing = max(1.25 * limit, used + 0.25 * limit)
             os.kill(pid, signal.SIGUSR1)
-        elif cpu(pids) - asked_cpu > grace or now - asked > grace_wall or used > 1.25 * limit:
+        elif cpu(pids) - asked_cpu > grace or now - asked > grace_wall or used > growing:
             stop("error: memory limit of %s reached (%s in use) inside a library call: stopped "
                  "(files being written were left as they were; --memory-limit sets the limit)"
                  % (gb(limit), gb(used)))

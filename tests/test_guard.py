@@ -114,6 +114,41 @@ def test_a_swallowed_stop_is_raised_again_and_a_slow_stop_on_a_busy_machine_is_n
     assert (proc.returncode, proc.stdout) == (2, "stopped; swallowed 1\n"), proc.stderr
 
 
+JUMP = textwrap.dedent(
+    """
+    import os, sys, time
+    from fstsynth import guard
+    page = os.sysconf("SC_PAGE_SIZE")
+    with open("/proc/self/statm") as f:
+        base = int(f.read().split()[1]) * page
+    limit = base + (100 << 20)
+    g = guard.start(limit)
+    ballast = b"x" * (int(1.3 * limit) - base)  # one call: from under the limit to past 1.25 times it
+    try:
+        while True:
+            time.sleep(0.01)
+    except guard.MemoryLimitExceeded:
+        guard.acknowledge_stop()
+        time.sleep(float(sys.argv[1]))  # stopping, neither growing nor using CPU
+        print("stopped", flush=True)
+        sys.exit(2)
+    """
+)
+
+
+def test_a_command_first_seen_past_the_kill_line_gets_to_stop_while_it_does_not_grow():
+    """The race behind learn's SIGKILL under a 150 MB limit: one library call took it
+    from under the limit to 192 MB, past 1.25 times the limit, between two readings,
+    and the next reading killed it while it was stopping. Growth counts from the first
+    reading over the limit. (Deterministic: whenever the watchdog reads, its first
+    reading over the limit is 1.3 times it.)"""
+    stopping = 1.0  # four readings of the watchdog
+    proc = subprocess.run(
+        [sys.executable, "-c", JUMP, str(stopping)], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "stopped\n", "")
+
+
 CPP = textwrap.dedent(
     """
     import sys
