@@ -192,7 +192,10 @@ def scheduler():
         cluster.close(timeout=30)
 
 
-@pytest.mark.parametrize("options", [(), ("--format", "tsv", "--join")])
+# The options on the cluster in the slow run: the same writer (`cluster.apply_file`) and
+# options run here in test_apply_output_dir_writes_what_apply_prints[options1], and the
+# cluster's own path with the default options.
+@pytest.mark.parametrize("options", [(), pytest.param(("--format", "tsv", "--join"), marks=pytest.mark.slow)])
 def test_apply_on_the_cluster_writes_what_apply_prints(plural_model, word_files, tmp_path, scheduler, options):
     out = tmp_path / "out"
     proc = _fstsynth(
