@@ -239,7 +239,10 @@ def test_readme_openfst_recipes(plural: Path, tmp_path: Path, marker: str) -> No
     """The README's OpenFst commands, run as written (one word per FST): the exported
     composition, and the model's own stage transducers one after the other."""
     require("farextract", "farcompilestrings", "fstcompose", "farcreate", "farprintstrings")
+    # The recipes start a few tools per word: a third of the training words (each plural
+    # ending among them), the examples and the unseen token.
     words = plural_words()
+    words = words[:20:3] + words[20:]
     (tmp_path / "words.txt").write_text("\n".join(" ".join(w) for w in words) + "\n", encoding="utf-8")
     outputs = run_readme_block(marker, plural, tmp_path)
     _, pm, mapped = read_as_model(plural, words)
