@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, ROOT
+from forked import run_forked
 
 
 def _env() -> dict[str, str]:
@@ -32,6 +33,22 @@ def _fstsynth(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
         [sys.executable, "-m", "fstsynth", *args], input=stdin, capture_output=True, env=_env(), cwd=ROOT,
         timeout=300,
     )
+
+
+#: Whether the module's LocalCluster (`scheduler`) has started, in this process.
+_cluster_running = False
+
+
+def _fstsynth_forked(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    """`_fstsynth` in a child forked from this process (`tests/forked.py`): the same
+    command without a new interpreter's start-up. A new process once the module's
+    cluster runs (its threads would be forked mid-work)."""
+    if _cluster_running:
+        return _fstsynth(*args, stdin=stdin)
+    from fstsynth.__main__ import main
+
+    code, out, err = run_forked(main, ["fstsynth", *args], stdin)
+    return subprocess.CompletedProcess(args, code, out, err)
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +142,7 @@ def _reference(model: Path, words: Path, *options: str) -> tuple[bytes, bytes]:
     """`fstsynth apply MODEL OPTIONS < words`: its standard output and error."""
     key = (model, words, options)
     if key not in _REFERENCES:
-        proc = _fstsynth("apply", str(model), *options, stdin=words.read_bytes())
+        proc = _fstsynth_forked("apply", str(model), *options, stdin=words.read_bytes())
         assert proc.returncode == 0, proc.stderr
         _REFERENCES[key] = (proc.stdout, proc.stderr)
     return _REFERENCES[key]
@@ -134,7 +151,7 @@ def _reference(model: Path, words: Path, *options: str) -> tuple[bytes, bytes]:
 @pytest.mark.parametrize("options", [(), ("--format", "tsv", "--join")])
 def test_apply_output_dir_writes_what_apply_prints(plural_model, word_files, tmp_path, options):
     out = tmp_path / "out"
-    proc = _fstsynth("apply", str(plural_model), *map(str, word_files), "--output-dir", str(out), *options)
+    proc = _fstsynth_forked("apply", str(plural_model), *map(str, word_files), "--output-dir", str(out), *options)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == b""
     for path in word_files:
@@ -148,11 +165,13 @@ def test_apply_output_dir_writes_what_apply_prints(plural_model, word_files, tmp
 def test_apply_output_dir_refuses_clashing_names_and_the_terminal_options(plural_model, word_files, tmp_path):
     other = tmp_path / "plain.txt"
     other.write_text("p ɪ g\n", encoding="utf-8")
-    proc = _fstsynth("apply", str(plural_model), str(word_files[0]), str(other), "--output-dir", str(tmp_path / "o"))
+    proc = _fstsynth_forked(
+        "apply", str(plural_model), str(word_files[0]), str(other), "--output-dir", str(tmp_path / "o")
+    )
     assert proc.returncode == 2 and b"would both be written to" in proc.stderr
-    proc = _fstsynth("apply", str(plural_model), str(word_files[0]), "--output-dir", str(tmp_path), "--check")
+    proc = _fstsynth_forked("apply", str(plural_model), str(word_files[0]), "--output-dir", str(tmp_path), "--check")
     assert proc.returncode == 2 and b"run --check, --trace and --jobs without it" in proc.stderr
-    proc = _fstsynth("apply", str(plural_model), "--scheduler", "tcp://127.0.0.1:1")
+    proc = _fstsynth_forked("apply", str(plural_model), "--scheduler", "tcp://127.0.0.1:1")
     assert proc.returncode == 2 and b"give --output-dir" in proc.stderr
 
 
@@ -182,6 +201,8 @@ def scheduler():
         if os.environ.get("FSTSYNTH_REQUIRE_TOOLS") == "1":
             pytest.fail(f"FSTSYNTH_REQUIRE_TOOLS=1 but {message}")
         pytest.skip(message)
+    global _cluster_running
+    _cluster_running = True
     cluster = LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
         worker_dashboard_address=None, timeout=120,
