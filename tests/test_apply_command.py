@@ -165,15 +165,17 @@ def test_jobs_on_a_file_print_the_same_bytes_as_one_process(plural_model):
     themselves); then with a byte that is not UTF-8 in the second block: the output,
     the warnings, the error and the exit code of one process. (From an offset:
     `test_workers_reading_a_file_give_the_blocks_results_in_order`.)"""
-    data = _file_input(4) * 12
+    piece = _file_input(4)
+    data = piece * (FILE_BLOCK_BYTES // len(piece) + 1)
     assert FILE_BLOCK_BYTES < len(data) < 2 * FILE_BLOCK_BYTES
     one, two = (_apply(plural_model, "--jobs", jobs, stdin=data) for jobs in ("1", "2"))
-    assert one.returncode == 0 and one.stdout.count(b"\n") > 30_000, one.stderr.decode()
+    assert one.returncode == 0 and one.stdout.count(b"\n") > 15_000, one.stderr.decode()
     assert (two.returncode, two.stdout, two.stderr) == (one.returncode, one.stdout, one.stderr)
     whole = one.stdout
-    bad = data[:600_000] + b"\xff" + data[600_000:]
+    at = (FILE_BLOCK_BYTES + len(data)) // 2  # in the second block
+    bad = data[:at] + b"\xff" + data[at:]
     one, two = (_apply(plural_model, "--jobs", jobs, stdin=bad) for jobs in ("1", "2"))
-    line = bad[:600_000].count(b"\n") + 1
+    line = bad[:at].count(b"\n") + 1
     assert one.returncode == 2 and f"<stdin>: line {line}: not valid UTF-8" in one.stderr.decode()
     assert (two.returncode, two.stderr) == (one.returncode, one.stderr)
     # What is printed before the error: the blocks before the bad one (blocks of
