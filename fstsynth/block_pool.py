@@ -152,7 +152,7 @@ class Shares:
         self.before = 0.0
 
     def __str__(self) -> str:
-        processes = [f"{cpu:.2f} s, {blocks} blocks" for cpu, blocks in zip(self.cpu, self.blocks)]
+        processes = [f"{cpu:.2f} s, {blocks} block{'s' * (blocks != 1)}" for cpu, blocks in zip(self.cpu, self.blocks)]
         return (f"CPU of the command {processes[0]} ({self.before:.2f} s before the workers started); "
                 f"of its workers: {'; '.join(processes[1:]) or 'none'}")
 

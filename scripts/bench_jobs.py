@@ -17,7 +17,7 @@ pairs of --lang, learned here) applied to WORDS random words (bench_apply's: tok
 frequencies and lengths of its source words), all-in (start-up, model, words, output
 written to a file): the least (and the median) wall time of --repeat rounds, each
 round running every N once (the machine is shared: a load that comes and goes weighs
-on every N alike), and the least CPU time of all the command's processes; every output
+on every N alike), and the median CPU time of all the command's processes; every output
 compared byte for byte with --jobs 1's. --keep DIR keeps the model and the words there
 for later runs. Since the wall time on a shared machine says more about the other work
 than about the command, each run also reports (FSTSYNTH_JOBS_SHARES) the CPU of each
@@ -68,7 +68,7 @@ def _children_cpu() -> float:
 
 
 #: The line `apply --jobs N` prints with FSTSYNTH_JOBS_SHARES set (`block_pool.Shares`).
-SHARES = re.compile(r"CPU of the command ([0-9.]+) s, (\d+) blocks \(([0-9.]+) s before the workers started\); "
+SHARES = re.compile(r"CPU of the command ([0-9.]+) s, (\d+) blocks? \(([0-9.]+) s before the workers started\); "
                     r"of its workers: (.*)$", re.M)
 
 
@@ -78,7 +78,7 @@ def shares(stderr: str) -> tuple[float, float, list[float]] | None:
     found = SHARES.search(stderr)
     if found is None:
         return None
-    workers = [float(cpu) for cpu in re.findall(r"([0-9.]+) s, \d+ blocks", found.group(4))]
+    workers = [float(cpu) for cpu in re.findall(r"([0-9.]+) s, \d+ blocks?", found.group(4))]
     return float(found.group(1)), float(found.group(3)), workers
 
 

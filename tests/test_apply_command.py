@@ -160,6 +160,40 @@ def test_workers_that_end_before_the_file_is_written_out(plural_model, tmp_path,
         assert b"".join(got) == expected
 
 
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_the_processes_share_the_blocks_of_a_file(plural_model, tmp_path, jobs):
+    """`map_file`'s shares: each block made by one process, every worker made some, and
+    the output is that of one process; `apply --jobs` prints the shares on standard error
+    when asked (FSTSYNTH_JOBS_SHARES), and nothing else changes."""
+    from fstsynth.apply_command import SHARES_VARIABLE, _block_applier
+    from fstsynth.block_pool import Shares
+
+    data = b"k a t\nd \xc9\x94 g\n" * 2000
+    path = tmp_path / "words.txt"
+    path.write_bytes(data)
+    make = lambda: _block_applier(plural_model, None, None, " ", "plain", "utf-8")  # noqa: E731
+    expected = make().apply(next(blocks(io.BytesIO(data), chunk=len(data)))).data
+    shares = Shares()
+    with path.open("rb") as handle:
+        got = [applied.data for applied in map_file(handle.fileno(), make, jobs, encoding="utf-8",
+                                                     block_bytes=1000, shares=shares)]
+    assert b"".join(got) == expected
+    assert sum(shares.blocks) == len(got) == -(-len(data) // 1000)
+    # (Each worker is sent blocks at once; the command's process makes those it would
+    # otherwise wait for, how many depends on the machine's load.)
+    assert len(shares.blocks) == len(shares.cpu) == jobs and min(shares.blocks[1:]) > 0, str(shares)
+    assert 0 < shares.before < shares.cpu[0]
+    one = _apply(plural_model, stdin=data)
+    env = dict(_env(), **{SHARES_VARIABLE: "1"})
+    many = subprocess.run([sys.executable, "-m", "fstsynth", "apply", str(plural_model), "--jobs", str(jobs)],
+                          stdin=path.open("rb"), capture_output=True, env=env, cwd=ROOT)
+    assert (many.returncode, many.stdout) == (one.returncode, one.stdout) == (0, expected)
+    assert many.stderr.decode().startswith(f"fstsynth: apply --jobs {jobs}: CPU of the command "), many.stderr
+    # (The command reads the file in blocks of FILE_BLOCK_BYTES: one here, so no worker.)
+    assert many.stderr.count(b"\n") == 1 and b" s, 1 block (" in many.stderr
+    assert many.stderr.endswith(b"; of its workers: none\n"), many.stderr
+
+
 def test_jobs_on_a_file_print_the_same_bytes_as_one_process(plural_model):
     """Standard input a regular file of two blocks (the workers read theirs
     themselves); then with a byte that is not UTF-8 in the second block: the output,
