@@ -124,7 +124,7 @@ def apply_jobs(args: argparse.Namespace) -> None:
                 split = shares(proc.stderr.decode())
                 # The longest process's CPU: what bounds the wall time on N idle cores.
                 r["longest"].append(cpu if split is None else max(split[0], *split[2]))
-                r["before"].append(cpu if split is None else split[1])
+                r["before"].append(None if split is None else split[1])
                 printed = out.read_bytes()
                 reference = printed if reference is None else reference
                 r["identical"] = r["identical"] and printed == reference
@@ -135,9 +135,10 @@ def apply_jobs(args: argparse.Namespace) -> None:
     rows = []
     for r in results.values():
         least, longest = min(r["seconds"]), _median(r["longest"])
+        before = [b for b in r["before"] if b is not None]
         rows.append([r["jobs"], least, _median(r["seconds"]), f"{one / least:.2f}x", _median(r["cpu"]),
-                     _median(r["before"]), longest, f"{one_cpu / longest:.2f}x", "yes" if r["identical"] else "NO",
-                     " ".join(f"{a:.1f}" for a, _ in r["load"])])
+                     f"{_median(before):.2f}" if before else "-", longest, f"{one_cpu / longest:.2f}x",
+                     "yes" if r["identical"] else "NO", " ".join(f"{a:.1f}" for a, _ in r["load"])])
     print(f"apply, {args.apply:,} words, {lang} spelling -> IPA model of {args.scale:,} pairs, output to a file; "
           f"{args.repeat} rounds ({os.cpu_count()} cores, shared machine: load average before each run). "
           "Wall: least and median. CPU (medians): all the command's processes; the command's before its workers "
