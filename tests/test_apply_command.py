@@ -217,6 +217,36 @@ def test_jobs_on_a_file_print_the_same_bytes_as_one_process(plural_model):
     assert whole.startswith(two.stdout) and whole.startswith(one.stdout) and two.stdout.count(b"\n") < line
 
 
+@pytest.mark.slow  # (a few seconds: three commands on 8 blocks)
+def test_jobs_on_a_large_file_print_the_same_bytes_as_one_process(plural_model, tmp_path):
+    """Eight blocks of the command's size, plain lines with lines of every kind among
+    them (a block that only the line path reads, a line across blocks, unseen tokens,
+    a tab late): `--jobs 2` and `--jobs 3` print the bytes and warnings of one process."""
+    rng = random.Random(5)
+    tokens = ["k", "a", "t", "d", "ɔ", "g", "b", "ʊ", "ʃ", "ɪ", "p", "s"]
+    parts, size = [], 0
+    while size < 8 * FILE_BLOCK_BYTES:
+        plain = "".join(" ".join(rng.choices(tokens, k=rng.randint(1, 9))) + "\n" for _ in range(5000)).encode()
+        part = plain if rng.random() < 0.8 else _mixed_input(rng.randint(10, 1000), rng.randrange(1000))
+        parts.append(part)
+        size += len(part)
+    parts.insert(len(parts) // 2, b"k a t " * 100_000 + b"\n")
+    path = tmp_path / "words.txt"
+    path.write_bytes(b"".join(parts))
+
+    def run(jobs: str) -> subprocess.CompletedProcess:
+        with path.open("rb") as stdin:
+            return subprocess.run([sys.executable, "-m", "fstsynth", "apply", str(plural_model), "--jobs", jobs],
+                                  stdin=stdin, capture_output=True, env=_env(), cwd=ROOT)
+
+    one = run("1")
+    assert one.returncode == 0 and one.stdout.count(b"\n") > 100_000, one.stderr.decode()
+    assert b"has a tab" in one.stderr and b"Q (" in one.stderr
+    for jobs in ("2", "3"):
+        many = run(jobs)
+        assert (many.returncode, many.stdout, many.stderr) == (one.returncode, one.stdout, one.stderr), jobs
+
+
 @pytest.mark.parametrize("args", [[], ["--format", "tsv"], ["--join"]])
 def test_jobs_print_the_same_bytes_as_one_process(plural_model, args):
     """A few thousand lines of every kind (comments, blank lines, TSV lines, unseen
