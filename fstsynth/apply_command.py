@@ -2,7 +2,7 @@
 command and which the plain command line is read with), and its body.
 
 Public API:
-    APPLY_ARGUMENTS, APPLY_OPTIONS, APPLY_HELP, APPLY_FORMATS, ApplyOption, WATCH_BYTES
+    APPLY_ARGUMENTS, APPLY_OPTIONS, APPLY_HELP, APPLY_FORMATS, ApplyOption, WATCH_BYTES, SHARES_VARIABLE
     run_apply(model_dir, words=None, source=None, target=None, check=False, trace=False,
               fmt="plain", join=False, jobs=1, on_input=None) -> int
     plain_apply(argv) -> int | None
