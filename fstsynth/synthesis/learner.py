@@ -31,6 +31,7 @@ from fstsynth.dsl import Pass, Program, TaggedToken
 from fstsynth.features import without_derived
 from fstsynth.interpreter import run_many, run_pass_many
 from fstsynth.progress import report
+from fstsynth.synthesis.affixes import AFFIX_LENGTH, affix_pass
 from fstsynth.synthesis.examples import TaggedExample, tagged_examples
 from fstsynth.synthesis.first_passes import (
     has_plain_letters,
@@ -265,6 +266,14 @@ def _learn_auto(
         )
         try_also(fewer, derived, fewer.variant + " + IPA features")
     most = max(held_by_rank)
+    if k >= 2 and most < tested and not options.affixes and _forms_of_words(pairs):
+        # The whole-affix pass first (`affixes.affix_pass`), with the variant ahead: the
+        # 2017 baseline's lookup of the longest word end seen, as a program, where it
+        # predicts held-out rows better than rules on single segments.
+        ahead = held_by_rank.index(most)
+        affixed = replace(variants[ahead], affixes=AFFIX_LENGTH)
+        try_also(affixed, variant_features[ahead], affixed.variant + " + affixes")
+    most = max(held_by_rank)
     chunk_tries: list[int] = []  # the configurations aligned by chunks in place of the words
     if k >= 2 and most < tested and options.chunks == "cv":
         # Each word-by-word configuration that generalizes as well as the best (within
@@ -313,8 +322,10 @@ def _learn_auto(
         tied = [chosen]
         for rank, opts in enumerate(variants[: len(held_by_rank)]):
             log.debug(
-                "auto: %s (conjuncts %d, plain letters %s, chunks %s): %d of %d held-out rows, %d rules %s%s",
-                opts.variant, opts.max_conjuncts, opts.plain_letters, opts.chunks, held_by_rank[rank], tested,
+                "auto: %s (conjuncts %d, plain letters %s, affixes %d, chunks %s): %d of %d held-out rows, "
+                "%d rules %s%s",
+                opts.variant, opts.max_conjuncts, opts.plain_letters, opts.affixes, opts.chunks,
+                held_by_rank[rank], tested,
                 sum(rules_by_rank[rank]), rules_by_rank[rank], " (chosen)" if rank == chosen else "",
             )
     else:
@@ -334,6 +345,21 @@ def _learn_auto(
             best_key, best = key, replace(result, held_out=held_out)
     assert best is not None
     return replace(best, seconds=seconds)
+
+
+def _forms_of_words(pairs: Pairs) -> bool:
+    """Whether `pairs` are words and other forms of them (`learn_variant` gives those a
+    whole-affix pass where `Options.affixes` asks): not a transcription, nor word ->
+    one mark per token."""
+    return not _one_to_one(pairs) and not is_transcription(pairs)
+
+
+def _one_to_one(pairs: Pairs) -> bool:
+    """Whether the whole column pair looks like word -> stress marks: always the same
+    length, no shared tokens (aligned position by position)."""
+    src_vocab = {t for s, _ in pairs for t in s}
+    tgt_vocab = {t for _, tgt in pairs for t in tgt}
+    return bool(pairs) and all(len(s) == len(t) for s, t in pairs) and not (src_vocab & tgt_vocab)
 
 
 def _standard_error(right: int, tested: int) -> float:
@@ -450,11 +476,9 @@ def learn_variant(
     started = time.perf_counter()
     affinity = learn_affinity(pairs, features, options.alignment, check=deadline.check) if options.affinity else None
     # Position-by-position alignment only when the whole column pair looks like word ->
-    # stress marks (always the same length, no shared tokens), not for a pair that
-    # happens to be as long as its transcription.
-    src_vocab = {t for s, _ in pairs for t in s}
+    # stress marks, not for a pair that happens to be as long as its transcription.
     tgt_vocab = {t for _, tgt in pairs for t in tgt}
-    one_to_one = bool(pairs) and all(len(s) == len(t) for s, t in pairs) and not (src_vocab & tgt_vocab)
+    one_to_one = _one_to_one(pairs)
     chunked = options.chunks == "on" and not one_to_one
     leads = None if one_to_one else learn_leads(pairs, features, options.alignment, affinity, deadline.check)
     seconds["alignment"] += time.perf_counter() - started
@@ -498,6 +522,16 @@ def learn_variant(
                 # (which, found in 10,000 words, made a transducer too large to
                 # build).
                 current = [[(tok, None) for tok, _ in word] for word in current]
+            score = n_correct(current)
+    if options.affixes and not transcription and not one_to_one:
+        started = time.perf_counter()
+        examples = ready if ready is not None else examples_of(current)
+        affix = affix_pass(examples, options.affixes)
+        seconds["alignment"] += time.perf_counter() - started
+        if affix.rules:
+            ready = None
+            passes.append(affix)
+            current = _run_pass(affix, current, features, deadline)
             score = n_correct(current)
     # The edge prior is for a word and another form of it, not for a transcription.
     pass_options = replace(options, edge_prior=options.edge_prior and not transcription and not one_to_one)
