@@ -25,7 +25,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence, Sized
 
-from fstsynth.alignment import examples_from_alignment, learn_affinity, learn_leads
+from fstsynth.alignment import examples_from_alignment, learn_affinity, learn_leads, shared_ending
 from fstsynth.chunks import chunk_alignments
 from fstsynth.dsl import Pass, Program, TaggedToken
 from fstsynth.features import without_derived
@@ -501,12 +501,14 @@ def learn_variant(
             if done % every == 0:
                 report("aligning", done, len(words))
             examples.extend(
-                tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one, leads)
+                tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one, leads, ending)
             )
         return examples
 
     ready: list[TaggedExample] | None = None  # examples of `current`, when already made
     transcription = options.token_map and not one_to_one and is_transcription(pairs)
+    forms = not transcription and not one_to_one
+    ending = shared_ending(pairs) if options.shared_suffix and forms else ()
     if transcription or (options.plain_letters and not one_to_one):
         started = time.perf_counter()
         ready = examples_of(current)
@@ -523,7 +525,7 @@ def learn_variant(
                 # build).
                 current = [[(tok, None) for tok, _ in word] for word in current]
             score = n_correct(current)
-    if options.affixes and not transcription and not one_to_one:
+    if options.affixes and forms:
         started = time.perf_counter()
         examples = ready if ready is not None else examples_of(current)
         affix = affix_pass(examples, options.affixes)
@@ -534,7 +536,7 @@ def learn_variant(
             current = _run_pass(affix, current, features, deadline)
             score = n_correct(current)
     # The edge prior is for a word and another form of it, not for a transcription.
-    pass_options = replace(options, edge_prior=options.edge_prior and not transcription and not one_to_one)
+    pass_options = replace(options, edge_prior=options.edge_prior and forms)
     for _ in range(options.max_passes):
         if score == len(pairs):
             break

@@ -49,6 +49,10 @@ class Options:
     # as the CoNLL-SIGMORPHON 2017 baseline inflects; 0: none. `auto` tries it (with
     # `affixes.AFFIX_LENGTH`) by cross-validation, for a word and another form of it.
     affixes: int = 0
+    # Align the suffix that most targets of a word -> form column pair end with, and
+    # few sources (`alignment.shared_ending`), as an insertion at the word's end, not
+    # split between the stem's last tokens.
+    shared_suffix: bool = True
     # Predicates on tiers (`TierIs`: the nearest vowels left and right) as candidates.
     tiers: bool = True
     # Rules in features: the `feature` variant also tries transformations of features
