@@ -258,9 +258,9 @@ _SUFFIX_SHARE = 0.75
 
 
 def shared_ending(pairs: Sequence[tuple[Word, Word]]) -> Word:
-    """The longest ending of two tokens or more that most targets have and few sources
-    (Korean `-n ɨ n d a`, Japanese `-n a i`), or (): the suffix of a column pair of a
-    word and another form of it.
+    """The longest ending of two tokens or more that most targets have, few sources, and
+    no target in another form differing in one token (Korean `-n ɨ n d a`, Japanese
+    `-n a i`), or (): the suffix of a column pair of a word and another form of it.
 
     Aligned token by token, a suffix is split between the stem's last tokens (`m ə k ə`
     -> `m ə ŋ n ɨ n d a` had `k` -> `ŋ n ɨ n d` and `ə` -> `a`, a substitution of two
@@ -278,7 +278,13 @@ def shared_ending(pairs: Sequence[tuple[Word, Word]]) -> Word:
         if count < _SUFFIX_SHARE * len(pairs):
             continue
         kept = sum(src[len(src) - length:] == tail for src, _ in pairs)
-        return tail if kept <= (1 - _SUFFIX_SHARE) * len(pairs) else ()
+        # A suffix with alternants (Finnish `-s s a` / `-s s ä`, by vowel harmony) is
+        # none: aligned as a block in some words and token by token in the others, its
+        # alternation would be seen in no rule.
+        alternants = any(
+            sum(a != b for a, b in zip(tgt[len(tgt) - length:], tail)) == 1 for _, tgt in pairs if len(tgt) >= length
+        )
+        return tail if kept <= (1 - _SUFFIX_SHARE) * len(pairs) and not alternants else ()
     return ()
 
 

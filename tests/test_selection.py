@@ -110,12 +110,15 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
     for config in configs:
         scores.append(cross_validate(config))
     most = max(held for held, _ in scores)
+    affixed = None
     if most < tested and _forms_of_words(all_pairs):
-        # The whole-affix pass first, with the variant ahead.
-        configs.append(replace(configs[[held for held, _ in scores].index(most)], affixes=AFFIX_LENGTH))
-        scores.append(cross_validate(configs[-1]))
+        # The whole-affix pass first, with the variant ahead: taken below only where it
+        # predicts more held-out rows than every other beyond one standard error.
+        affix_options = replace(configs[[held for held, _ in scores].index(most)], affixes=AFFIX_LENGTH)
+        affixed = (affix_options, cross_validate(affix_options))
     rank, within, beyond = one_standard_error(scores)
     chosen = configs[rank]
+    every_held = [held for held, _ in scores]
     if options.chunks == "cv" and max(held for held, _ in scores) < tested:
         # Each configuration within the band is tried aligned by chunks; the best of
         # those (by the same rule) is taken where it predicts more held-out rows beyond
@@ -124,8 +127,12 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
         chunk_scores = [cross_validate(opts) for opts in chunked]
         best, _, _ = one_standard_error(chunk_scores)
         (held, rules), (word_held, word_rules) = chunk_scores[best], scores[rank]
+        every_held += [held for held, _ in chunk_scores]
         if held > beyond or (held >= word_held > 0 and all(a < b for a, b in zip(rules, word_rules))):
             chosen, scores, rank = chunked[best], chunk_scores, best
+    others = max(every_held)
+    if affixed is not None and affixed[1][0] > others + math.sqrt(others * (tested - others) / tested):
+        chosen, scores, rank = affixed[0], [affixed[1]], 0
     result = learn_variant(all_pairs, features, chosen)
     return result.program, chosen.variant, scores[rank][0] / tested
 
