@@ -316,6 +316,11 @@ def test_the_suffix_most_targets_share_is_found():
     # Endings that differ (English -s/-z/-ɪz): none.
     plural = [(("k", "æ", "t"), ("k", "æ", "t", "s")), (("d", "ɔ", "g"), ("d", "ɔ", "g", "z"))]
     assert shared_ending(plural) == ()
+    # A suffix with an alternant (Finnish -ssa/-ssä), even one most targets have: none.
+    finnish = [(tuple(f"t a l o {n}".split()), tuple(f"t a l o {n} s s a".split())) for n in "ktpsr"]
+    assert shared_ending(finnish) == ("s", "s", "a")
+    harmony = finnish + [(("m", "e", "t", "s", "ä"), ("m", "e", "t", "s", "ä", "s", "s", "ä"))]
+    assert shared_ending(harmony) == ()
 
 
 def test_a_shared_suffix_is_aligned_as_an_insertion_at_the_end():
