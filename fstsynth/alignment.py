@@ -24,6 +24,8 @@ level of an identical token.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import logging
 import unicodedata
 from dataclasses import dataclass
@@ -195,6 +197,7 @@ def align_pair(
     affinity: Affinity | None = None,
     one_to_one: bool | None = None,
     leads: Leads | None = None,
+    ending: Word = (),
 ) -> tuple[tuple[int | None, int | None], ...]:
     """Aligned columns (source index or None, target index or None).
 
@@ -205,7 +208,15 @@ def align_pair(
 
     `leads` (`learn_leads`): source tokens whose output starts with a target token that
     the aligner inserts before it; that token is given to them.
+
+    `ending` (`shared_ending`): the column pair's suffix. A target ending with it, whose
+    source does not, is aligned without it, and the suffix is written after the last
+    source token's output.
     """
+    if ending and target[len(target) - len(ending):] == ending and source[len(source) - len(ending):] != ending:
+        stem = target[: len(target) - len(ending)]
+        columns = align_pair(source, stem, features, mode, affinity, one_to_one, leads)
+        return columns + tuple((None, j) for j in range(len(stem), len(target)))
     if source == target:
         # Token for token (what the aligner gives, with no gap or mismatch to pay for),
         # without running it: from the second pass on, most words are already right.
@@ -239,6 +250,42 @@ def align_pair(
     scores = token_scorer(source, target, vowels, frozen)
     columns = deletions_first(source, _first_takes_it(source, target, columns, scores))
     return _give_leads(source, target, columns, leads) if leads else columns
+
+
+#: A column pair's suffix (`shared_ending`) ends at least this share of its targets and
+#: at most `1 - _SUFFIX_SHARE` of its sources.
+_SUFFIX_SHARE = 0.75
+
+
+def shared_ending(pairs: Sequence[tuple[Word, Word]]) -> Word:
+    """The longest ending of two tokens or more that most targets have, few sources, and
+    no target in another form differing in one token (Korean `-n ɨ n d a`, Japanese
+    `-n a i`), or (): the suffix of a column pair of a word and another form of it.
+
+    Aligned token by token, a suffix is split between the stem's last tokens (`m ə k ə`
+    -> `m ə ŋ n ɨ n d a` had `k` -> `ŋ n ɨ n d` and `ə` -> `a`, a substitution of two
+    vowels costing less than a deletion and an insertion), and each stem ending becomes
+    a rule of its own; aligned as an insertion at the end (`align_pair(ending=)`), it is
+    one rule, and the stem's own changes (`k` -> `ŋ`) are left to read."""
+    if not pairs:
+        return ()
+    longest = max(len(tgt) for _, tgt in pairs)
+    for length in range(longest, 1, -1):
+        tails = Counter(tgt[len(tgt) - length:] for _, tgt in pairs if len(tgt) >= length)
+        if not tails:
+            continue
+        tail, count = min(tails.items(), key=lambda kv: (-kv[1], kv[0]))
+        if count < _SUFFIX_SHARE * len(pairs):
+            continue
+        kept = sum(src[len(src) - length:] == tail for src, _ in pairs)
+        # A suffix with alternants (Finnish `-s s a` / `-s s ä`, by vowel harmony) is
+        # none: aligned as a block in some words and token by token in the others, its
+        # alternation would be seen in no rule.
+        alternants = any(
+            sum(a != b for a, b in zip(tgt[len(tgt) - length:], tail)) == 1 for _, tgt in pairs if len(tgt) >= length
+        )
+        return tail if kept <= (1 - _SUFFIX_SHARE) * len(pairs) and not alternants else ()
+    return ()
 
 
 @dataclass(frozen=True)

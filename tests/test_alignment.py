@@ -296,3 +296,42 @@ def test_an_insertion_that_follows_a_token_more_often_is_left_to_it():
         columns = align_pair(src, tgt, {}, "global", affinity, one_to_one=False, leads=leads)
         outputs = {e.position: e.output for e in examples_from_alignment(src, tgt, columns)}
         assert outputs[-1] == ("g", "e"), (src, outputs)
+
+
+# ------------------------------------------------------------------ a column pair's suffix
+
+
+def test_the_suffix_most_targets_share_is_found():
+    from fstsynth.alignment import shared_ending
+
+    korean = [
+        (tuple("m ə k ə".split()), tuple("m ə ŋ n ɨ n d a".split())),
+        (tuple("t a t a".split()), tuple("t a n n ɨ n d a".split())),
+        (tuple("i p ə".split()), tuple("i m n ɨ n d a".split())),
+        (tuple("a n a".split()), tuple("a n n ɨ n d a".split())),
+    ]
+    assert shared_ending(korean) == tuple("n ɨ n d a".split())
+    # Sources that end so too: no suffix of the column pair (a stem change).
+    assert shared_ending([(t, ("z",) + t[1:]) for _, t in korean]) == ()
+    # Endings that differ (English -s/-z/-ɪz): none.
+    plural = [(("k", "æ", "t"), ("k", "æ", "t", "s")), (("d", "ɔ", "g"), ("d", "ɔ", "g", "z"))]
+    assert shared_ending(plural) == ()
+    # A suffix with an alternant (Finnish -ssa/-ssä), even one most targets have: none.
+    finnish = [(tuple(f"t a l o {n}".split()), tuple(f"t a l o {n} s s a".split())) for n in "ktpsr"]
+    assert shared_ending(finnish) == ("s", "s", "a")
+    harmony = finnish + [(("m", "e", "t", "s", "ä"), ("m", "e", "t", "s", "ä", "s", "s", "ä"))]
+    assert shared_ending(harmony) == ()
+
+
+def test_a_shared_suffix_is_aligned_as_an_insertion_at_the_end():
+    from fstsynth.alignment import align_pair, examples_from_alignment
+
+    source, target = tuple("m ə k ə".split()), tuple("m ə ŋ n ɨ n d a".split())
+    ending = tuple("n ɨ n d a".split())
+    columns = align_pair(source, target, {}, ending=ending)
+    outputs = [e.output for e in examples_from_alignment(source, target, columns)]
+    # The start, m, ə, k -> ŋ, and the final ə -> the suffix alone.
+    assert outputs == [(), ("m",), ("ə",), ("ŋ",), ending]
+    # Without it, the suffix is split between the stem's last tokens.
+    split = [e.output for e in examples_from_alignment(source, target, align_pair(source, target, {}))]
+    assert split[-1] != ending

@@ -73,7 +73,8 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
     import math
     from dataclasses import replace
 
-    from fstsynth.synthesis.learner import AUTO_ORDER, learn_variant
+    from fstsynth.synthesis.affixes import AFFIX_LENGTH
+    from fstsynth.synthesis.learner import AUTO_ORDER, _forms_of_words, learn_variant
 
     all_pairs, pairs = pairs, pairs if cv_pairs is None else cv_pairs
     k = min(options.folds, len(pairs))
@@ -105,22 +106,33 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
         return rank, within, most + band
 
     scores = []  # (held-out rows right, rules of each split's program)
-    for variant in AUTO_ORDER:
-        scores.append(cross_validate(replace(options, variant=variant)))
-        if scores[-1][0] == tested:
-            break
+    configs = [replace(options, variant=variant) for variant in AUTO_ORDER]
+    for config in configs:
+        scores.append(cross_validate(config))
+    most = max(held for held, _ in scores)
+    affixed = None
+    if most < tested and _forms_of_words(all_pairs):
+        # The whole-affix pass first, with the variant ahead: taken below only where it
+        # predicts more held-out rows than every other beyond one standard error.
+        affix_options = replace(configs[[held for held, _ in scores].index(most)], affixes=AFFIX_LENGTH)
+        affixed = (affix_options, cross_validate(affix_options))
     rank, within, beyond = one_standard_error(scores)
-    chosen = replace(options, variant=AUTO_ORDER[rank])
+    chosen = configs[rank]
+    every_held = [held for held, _ in scores]
     if options.chunks == "cv" and max(held for held, _ in scores) < tested:
-        # Each variant within the band is tried aligned by chunks; the best of those (by
-        # the same rule) is taken where it predicts more held-out rows beyond one standard
-        # error, or as many (some) with fewer rules on every split.
-        chunked = [replace(options, variant=AUTO_ORDER[r], chunks="on") for r in within]
+        # Each configuration within the band is tried aligned by chunks; the best of
+        # those (by the same rule) is taken where it predicts more held-out rows beyond
+        # one standard error, or as many (some) with fewer rules on every split.
+        chunked = [replace(configs[r], chunks="on") for r in within]
         chunk_scores = [cross_validate(opts) for opts in chunked]
         best, _, _ = one_standard_error(chunk_scores)
         (held, rules), (word_held, word_rules) = chunk_scores[best], scores[rank]
+        every_held += [held for held, _ in chunk_scores]
         if held > beyond or (held >= word_held > 0 and all(a < b for a, b in zip(rules, word_rules))):
             chosen, scores, rank = chunked[best], chunk_scores, best
+    others = max(every_held)
+    if affixed is not None and affixed[1][0] > others + math.sqrt(others * (tested - others) / tested):
+        chosen, scores, rank = affixed[0], [affixed[1]], 0
     result = learn_variant(all_pairs, features, chosen)
     return result.program, chosen.variant, scores[rank][0] / tested
 

@@ -1,7 +1,7 @@
 """Token-level examples of a pass, and the transformations consistent with each.
 
 Public API:
-    TaggedExample, tagged_examples(word, target, features, mode, affinity, one_to_one, leads)
+    TaggedExample, tagged_examples(word, target, features, mode, affinity, one_to_one, leads, ending)
     consistent_transformations(example, window)
 
 An example says what one position of a (tagged) word must produce: the start position
@@ -59,9 +59,10 @@ def tagged_examples(
     affinity: Affinity | None = None,
     one_to_one: bool | None = None,
     leads: Leads | None = None,
+    ending: Word = (),
 ) -> list[TaggedExample]:
     tokens = tuple(tok for tok, _ in word)
-    columns = align_pair(tokens, target, features, mode, affinity, one_to_one, leads)
+    columns = align_pair(tokens, target, features, mode, affinity, one_to_one, leads, ending)
     frozen = tuple(word)
     return [
         TaggedExample(frozen, e.position, e.output)

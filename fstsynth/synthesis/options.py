@@ -44,6 +44,15 @@ class Options:
     # Otherwise, start by writing letters with diacritics that no target uses as plain
     # letters (`plain_letter_pass`). `auto` tries it by cross-validation where it applies.
     plain_letters: bool = False
+    # Start with a whole-affix pass (`affixes.affix_pass`): the changes of the word ends
+    # (or starts) of up to this many tokens seen in training, the longest match first,
+    # as the CoNLL-SIGMORPHON 2017 baseline inflects; 0: none. `auto` tries it (with
+    # `affixes.AFFIX_LENGTH`) by cross-validation, for a word and another form of it.
+    affixes: int = 0
+    # Align the suffix that most targets of a word -> form column pair end with, and
+    # few sources (`alignment.shared_ending`), as an insertion at the word's end, not
+    # split between the stem's last tokens.
+    shared_suffix: bool = True
     # Predicates on tiers (`TierIs`: the nearest vowels left and right) as candidates.
     tiers: bool = True
     # Rules in features: the `feature` variant also tries transformations of features
@@ -104,6 +113,8 @@ class Options:
             raise Error(f"exceptions must be between 0 and 10, not {self.exceptions}")
         if self.fit_rows is not None and self.fit_rows < 3:
             raise Error(f"fit_rows must be at least 3 (or None), not {self.fit_rows}")
+        if not 0 <= self.affixes <= 6:
+            raise Error(f"affixes must be between 0 and 6, not {self.affixes}")
         if not 0 <= self.max_conjuncts <= 4:
             raise Error(f"max_conjuncts must be between 0 and 4, not {self.max_conjuncts}")
 

@@ -1,0 +1,121 @@
+"""The whole-affix pass (`synthesis.affixes`): the 2017 baseline's longest-match lookup of
+word ends (or starts), as a pass of the DSL that every backend runs alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from fstsynth import dsl_parser
+from fstsynth.dsl import Program
+from fstsynth.interpreter import run
+from fstsynth.learning import compile_model
+from fstsynth.problem import read_pairs
+from fstsynth.synthesis import Options, learn, tagged_examples
+from fstsynth.synthesis.affixes import affix_pass
+from fstsynth.synthesis.options import Error
+
+Pairs = list[tuple[tuple[str, ...], tuple[str, ...]]]
+
+
+def pairs_of(rows: list[tuple[str, str]]) -> Pairs:
+    return [(tuple(a.split()), tuple(b.split())) for a, b in rows]
+
+
+def examples_of(pairs: Pairs) -> list:
+    return [
+        ex
+        for src, tgt in pairs
+        for ex in tagged_examples([(tok, None) for tok in src], tgt, {}, "global")
+    ]
+
+
+# Latin genitive -> nominative: -is goes, with ɡ -> k before it, and a dental goes too.
+LATIN = pairs_of(
+    [
+        ("r eː ɡ i s", "r eː k s"),
+        ("ɡ r e ɡ i s", "ɡ r e k s"),
+        ("d u k i s", "d u k s"),
+        ("o p i s", "o p s"),
+        ("l a u d i s", "l a u s"),
+        ("f r a u d i s", "f r a u s"),
+        ("n o k t i s", "n o k s"),
+        ("a e t aː t i s", "a e t aː s"),
+    ]
+)
+
+# Prefixing: meN- whose nasal replaces a voiceless stop (Indonesian-like).
+PREFIXED = pairs_of(
+    [
+        ("p u k u l", "m ə m u k u l"),
+        ("p a k a i", "m ə m a k a i"),
+        ("t u l i s", "m ə n u l i s"),
+        ("t a r i k", "m ə n a r i k"),
+        ("b a c a", "m ə m b a c a"),
+        ("b e l i", "m ə m b e l i"),
+        ("d a p a t", "m ə n d a p a t"),
+        ("l i h a t", "m ə l i h a t"),
+    ]
+)
+
+
+def test_the_longest_word_end_seen_decides():
+    affix = Program((affix_pass(examples_of(LATIN)),))
+    # Every training pair is reproduced.
+    for src, tgt in LATIN:
+        assert run(affix, src, {}) == tgt
+    # A word end seen: `ɡ i s #`, `d i s #`, `t i s #`.
+    assert run(affix, tuple("l eː ɡ i s".split()), {}) == tuple("l eː k s".split())
+    assert run(affix, tuple("m e r k eː d i s".split()), {}) == tuple("m e r k eː s".split())
+    # Only `i s #` seen: what it does, whatever stands before it.
+    assert run(affix, tuple("u r b i s".split()), {}) == tuple("u r b s".split())
+    # No word end seen at all: the change every training word has at its end (the last
+    # token kept here) is all there is.
+    assert run(affix, tuple("k o n s u l".split()), {}) == tuple("k o n s u l".split())
+
+
+def test_a_sequence_that_changes_nothing_more_than_a_shorter_one_has_no_rules():
+    affix = affix_pass(examples_of(LATIN))
+    # `k i s #` does what `i s #` does (its k kept): no rule tests a k before `i s`.
+    assert not any("IsToken(x, 'k', -1)" in str(rule) and "IsToken(x, 's', 1)" in str(rule) for rule in affix.rules)
+    # The longer sequences' rules come first.
+    distances = [max(abs(getattr(p, "offset", 0)) for p in rule.predicates) for rule in affix.rules]
+    assert distances == sorted(distances, reverse=True)
+
+
+def test_changes_at_the_start_are_read_from_the_start():
+    affix = Program((affix_pass(examples_of(PREFIXED)),))
+    for src, tgt in PREFIXED:
+        assert run(affix, src, {}) == tgt
+    assert run(affix, tuple("t i d u r".split()), {}) == tuple("m ə n i d u r".split())
+    assert run(affix, tuple("b u k a".split()), {}) == tuple("m ə m b u k a".split())
+    # A first token never seen: the prefix every word gets.
+    assert run(affix, tuple("r a s a".split()), {}) == tuple("m ə r a s a".split())
+
+
+def test_the_pass_prints_and_parses_back():
+    affix = affix_pass(examples_of(LATIN))
+    program = Program((affix,))
+    assert dsl_parser.parse(str(program)) == program
+
+
+@pytest.mark.parametrize("pairs, words", [(LATIN, ["l eː ɡ i s", "m e r k eː d i s", "u r b i s", "m"]),
+                                          (PREFIXED, ["t i d u r", "b u k a", "r a s a", "p"])])
+def test_the_compiled_pass_runs_as_the_interpreter(pairs, words):
+    program = Program((affix_pass(examples_of(pairs)),))
+    problem = read_pairs([[" ".join(s), " ".join(t)] for s, t in pairs])
+    pair = compile_model({(0, 1): program}, problem).only_pair()
+    for word in words:
+        tokens = tuple(word.split())
+        assert pair.predict(tokens) == pair.interpret(tokens, {}) == run(program, tokens, {})
+
+
+def test_a_learned_program_starts_with_the_affix_pass_when_asked():
+    result = learn(LATIN, {}, Options(variant="token", affixes=3))
+    first = result.program.passes[0]
+    assert first == affix_pass(examples_of(LATIN), 3)
+    assert result.train_correct == len(LATIN)
+
+
+def test_affixes_out_of_range_are_refused():
+    with pytest.raises(Error, match="affixes"):
+        Options(affixes=7)
