@@ -126,17 +126,12 @@ def _rule_call(var: str, rule: Rule, recoded: Recoded) -> str:
 
 
 def _features_read(programs: Sequence[Program]) -> list[str]:
-    """Every feature the rules test (at an offset or as a tier), sorted."""
+    """Every feature whose class the rules read (`RuleShape.classes_read`), sorted."""
     found: set[str] = set()
     for program in programs:
         for pass_ in program.passes:
             for rule in pass_.rules:
-                shape = shape_of(rule)
-                found |= {t.test.feature for t in shape.slot_tests if isinstance(t.test, Is)}
-                for tier in shape.tiers:
-                    found.add(tier.tier)
-                    if tier.feature is not BOUNDARY:
-                        found.add(tier.feature)
+                found |= shape_of(rule).classes_read
     return sorted(found)
 
 

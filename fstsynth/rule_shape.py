@@ -287,6 +287,21 @@ class RuleShape:
         )
 
     @property
+    def classes_read(self) -> frozenset[str]:
+        """Every feature whose class of tokens the rule reads: tested at an offset, a
+        tier and the feature tested on it, and the tier an `Agree` counts along (which
+        no test need name)."""
+        found = {t.test.feature for t in self.slot_tests if isinstance(t.test, Is)}
+        for tier in self.tiers:
+            found.add(tier.tier)
+            if tier.feature is not BOUNDARY:
+                found.add(tier.feature)
+        agrees = self.writes.recodes
+        if isinstance(agrees, Agree) and agrees.tier is not None:
+            found.add(agrees.tier)
+        return frozenset(found)
+
+    @property
     def looks_unboundedly_right(self) -> bool:
         """It tests a tier to the right, or agrees with a tier token to the right: it
         depends on tokens arbitrarily far ahead."""

@@ -291,3 +291,21 @@ def test_feature_changes_agree_with_the_interpreter(seed):
         assert tuple(grammar.rewrite(fst, list(word))) == run(program, word, rp.FEATURES), (program, word)
     if fst.num_states() * math.prod(f.num_states() for f in compiled.transducers.stages) <= 1_000_000:
         assert same_function(fst, compiled.transducers.composed()), program
+
+
+@pytest.mark.parametrize("offset", [3, 1, -2])
+def test_an_agree_along_a_tier_no_other_test_names_reads_that_tier(offset):
+    """The tier an `Agree` reads along is one of the grammar's classes even where no
+    test of the program names it (fuzz_equivalence found `Agree(x, ["f", "g"], "f", 3)`
+    never firing: the class `f` was missing, so the tier had no token)."""
+    from fstsynth.dsl import Agree, Rule
+
+    features = {"a": {"g": True}, "ˈ": {"f": True}}
+    program = Program((Pass((Rule((), Agree(("f", "g"), offset, "f")),)),))
+    compiled = compile_program(program, ("a", "ˈ"), features)
+    grammar, _, fst = cdrewrite_grammar(program, compiled.tokens, _freeze(features))
+    if offset == 3:
+        assert run(program, ("a", "ˈ", "ˈ", "ˈ"), features) == ("ˈ", "ˈ", "ˈ", "ˈ")
+    for word in (w for n in range(6) for w in itertools.product(("a", "ˈ", "<unk>"), repeat=n)):
+        assert tuple(grammar.rewrite(fst, list(word))) == run(program, word, features), (offset, word)
+    assert same_function(fst, compiled.transducers.composed())

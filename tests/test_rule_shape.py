@@ -139,6 +139,14 @@ def test_feature_transformations_write_the_recoded_token_and_read_their_source()
     assert shape_of(Rule((), Agree(("back",), 1, "vowel"))).looks_unboundedly_right
 
 
+def test_the_classes_a_rule_reads_include_the_tier_an_agree_counts_along():
+    tested = Rule((Not(Is("nas", 0)), TierIs("vowel", "back", 1), Not(TierIs("cons", BOUNDARY, -1))), Delete())
+    assert shape_of(tested).classes_read == {"nas", "vowel", "back", "cons"}
+    # The features agreed in are read through the inventory, not as classes.
+    assert shape_of(Rule((), Agree(("f", "g"), 3, "f"))).classes_read == {"f"}
+    assert shape_of(Rule((IsToken("a", 0),), Agree(("back",), 1))).classes_read == frozenset()
+
+
 def test_an_inclusive_tier_test_says_so():
     last_vowel = shape_of(Rule((Not(TierIs("vowel", "back", -1, True)),), Delete()))
     assert [(t.inclusive, t.negated, t.rank, t.side) for t in last_vowel.tiers] == [(True, True, 0, -1)]
