@@ -15,8 +15,8 @@ wrong somewhere are extended, the most promising `Options.beam` at each depth.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, NamedTuple, Sequence
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from fstsynth.dsl import (
     BOUNDARY,
@@ -58,10 +58,13 @@ class Positives:
     (`indices`; `number` tells transformations apart). A candidate's `gainable` is a
     bitset over this list, not over all examples: counting gains on these small ints
     instead of ones as long as the example list was most of selection's time on large
-    inputs."""
+    inputs. `applies` (where the transformation may fire) and `atom_bits` (where each
+    atom holds) give its candidates' `fires`."""
 
     number: int
     indices: list[int]
+    applies: int = 0
+    atom_bits: Mapping[Predicate, int] = field(default_factory=dict)
 
 
 class Candidate(NamedTuple):
@@ -71,7 +74,6 @@ class Candidate(NamedTuple):
     # hundreds of thousands of candidates of a large pass).
     predicates: tuple[Predicate, ...]
     transformation: Transformation
-    fires: int  # examples where the rule fires
     # Where it fires, is right and a change is needed: a bitset over `positives`.
     gainable: int
     positives: Positives
@@ -86,6 +88,17 @@ class Candidate(NamedTuple):
     @property
     def rule(self) -> Rule:
         return Rule(self.predicates, self.transformation)
+
+    @property
+    def fires(self) -> int:
+        """Examples where the rule fires: made from its atoms when asked, not kept (a
+        bitset over every example for each of a large pass's candidates was most of
+        learning's memory)."""
+        where = self.positives.applies
+        atom_bits = self.positives.atom_bits
+        for pred in self.predicates:
+            where &= atom_bits[pred]
+        return where
 
     @property
     def correct(self) -> int:
@@ -299,8 +312,8 @@ class _Pool:
         # (a large pass keeps hundreds of thousands of candidates).
         new = tuple.__new__
         return [
-            new(Candidate, (preds, tr, fires, gainable, positives, cost, text, negatives, right))
-            for cost, text, preds, fires, gainable in _undominated(printed, negatives)
+            new(Candidate, (preds, tr, gainable, positives, cost, text, negatives, right))
+            for cost, text, preds, _, gainable in _undominated(printed, negatives)
         ]
 
 
@@ -433,7 +446,8 @@ def candidates(
         index = atom_index(examples, features, options, deadline)
     found = _transformations(examples, features, options, deadline)
     atoms = _Atoms.of(index, options.variant)
-    pools: list[_Pool] = []
+    pools = 0
+    kept: list[Candidate] = []
     for tr in found.order:
         deadline.check()
         positives = found.right[tr] & found.need
@@ -453,13 +467,17 @@ def candidates(
         # an example that needs a change.
         assert not positives & ~found.applies[tr]
         pool = _Pool(
-            tr, Positives(len(pools), bit_indices(positives)), found.right[tr], found.applies[tr], n,
+            tr, Positives(pools, bit_indices(positives), found.applies[tr], index.bits), found.right[tr],
+            found.applies[tr], n,
             n > LONG_SET, by_token, options.edge_prior and not isinstance(tr, Identity),
         )
-        pools.append(pool)
+        pools += 1
         # The search tests "true on some positive example" on bitsets over the positive
         # examples only: far shorter than the example list.
         _search(pool, atoms.true_at(pool.positives), options, deadline)
-    return CandidateSet([cand for pool in pools for cand in pool.kept()], found.need)
+        # Kept as made, so that only one pool's forms (each with its bitset over every
+        # example) are held at a time.
+        kept.extend(pool.kept())
+    return CandidateSet(kept, found.need)
 
 

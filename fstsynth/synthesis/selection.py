@@ -123,7 +123,6 @@ def _select(
         start = end
     gainable = [cand.gainable for cand in found]
     group_of = [cand.positives.number for cand in found]
-    wrong_at = [cand.fires & cand.wrong_where for cand in found]  # where each is wrong
     heap = []
     for rank, k in enumerate(order):
         gain = gainable[k].bit_count()
@@ -214,7 +213,8 @@ def _select(
                 # `witness` and `exceptions.tolerates` spelt out: this loop runs for
                 # every candidate waiting on a decided example.
                 k = order[key % m]
-                wrong = wrong_at[k] & undecided
+                cand = found[k]
+                wrong = cand.fires & cand.wrong_where & undecided
                 if wrong:
                     changing = wrong & need
                     if not (
