@@ -14,27 +14,28 @@ from fstsynth.dsl import IsToken, Predicate
 from fstsynth.problem import load_problem
 from fstsynth.synthesis import Options, synthesize_pass, tagged_examples
 from fstsynth.synthesis import candidates as candidates_module
-from fstsynth.synthesis.candidates import _Form, _undominated, candidates
+from fstsynth.synthesis.candidates import Form, _undominated, candidates
 
 
-def _dominated_by_enumeration(forms: list[_Form], negatives: int) -> set[int]:
+def _dominated_by_enumeration(forms: list[Form], negatives: int) -> set[int]:
     """The indices of the forms that some form right everywhere gaining wherever it
     gains, with no more predicates and ranked before it, dominates: pair by pair."""
     out = set()
     for b, form in enumerate(forms):
-        for other in forms:
+        cost, text, preds, _, gainable = form
+        for o_cost, o_text, o_preds, o_fires, o_gainable in forms:
             if (
-                not other.fires & negatives
-                and other.gainable & form.gainable == form.gainable
-                and len(other.preds) <= len(form.preds)
-                and (other.cost, other.text) < (form.cost, form.text)
+                not o_fires & negatives
+                and o_gainable & gainable == gainable
+                and len(o_preds) <= len(preds)
+                and (o_cost, o_text) < (cost, text)
             ):
                 out.add(b)
                 break
     return out
 
 
-def _random_forms(rng: random.Random) -> tuple[list[_Form], int]:
+def _random_forms(rng: random.Random) -> tuple[list[Form], int]:
     n, positives = rng.randint(4, 16), rng.randint(1, 6)
     negatives = rng.getrandbits(n)
     forms = []
@@ -43,7 +44,7 @@ def _random_forms(rng: random.Random) -> tuple[list[_Form], int]:
         gainable = rng.getrandbits(positives) or 1
         fires = rng.getrandbits(n) & (negatives if rng.random() < 0.5 else ~negatives)
         # Few distinct costs: ties broken by the printed form.
-        forms.append(_Form(rng.choice([1.0, 1.5, 2.0]), f"rule {k:02d}", preds, fires, gainable))
+        forms.append((rng.choice([1.0, 1.5, 2.0]), f"rule {k:02d}", preds, fires, gainable))
     return forms, negatives
 
 
@@ -62,15 +63,15 @@ def test_undominated_drops_what_an_enumeration_finds_dominated(monkeypatch, seed
 
 def test_only_a_form_right_everywhere_ranked_first_with_no_more_predicates_dominates():
     negatives = 0b100
-    broad = _Form(1.0, "a", (), 0b011, 0b11)  # right everywhere, gains on both positives
-    same = _Form(1.0, "b", (), 0b111, 0b11)  # as `broad` but ranked after it: dominated
-    wrong = _Form(0.3, "c", (), 0b101, 0b01)  # ranked first, but wrong on a negative example
-    narrower = _Form(2.0, "d", (IsToken("x", 1),), 0b001, 0b01)  # dominated by `broad`
-    shorter = _Form(0.5, "e", (), 0b001, 0b01)  # cheaper than `broad`: kept
-    deeper = _Form(0.9, "f", (IsToken("x", 1), IsToken("y", 2)), 0b011, 0b11)  # more predicates: kept
-    other = _Form(1.0, "g", (), 0b010, 0b10)  # dominated by `broad`
+    broad = (1.0, "a", (), 0b011, 0b11)  # right everywhere, gains on both positives
+    same = (1.0, "b", (), 0b111, 0b11)  # as `broad` but ranked after it: dominated
+    wrong = (0.3, "c", (), 0b101, 0b01)  # ranked first, but wrong on a negative example
+    narrower = (2.0, "d", (IsToken("x", 1),), 0b001, 0b01)  # dominated by `broad`
+    shorter = (0.5, "e", (), 0b001, 0b01)  # cheaper than `broad`: kept
+    deeper = (0.9, "f", (IsToken("x", 1), IsToken("y", 2)), 0b011, 0b11)  # more predicates: kept
+    other = (1.0, "g", (), 0b010, 0b10)  # dominated by `broad`
     # Of the forms gaining where it gains, only `wrong` ranks before `after`.
-    after = _Form(0.45, "h", (IsToken("x", 1),), 0b001, 0b01)
+    after = (0.45, "h", (IsToken("x", 1),), 0b001, 0b01)
     forms = [broad, same, wrong, narrower, shorter, deeper, other, after]
     assert _undominated(forms, negatives) == [broad, wrong, shorter, deeper, after]
 

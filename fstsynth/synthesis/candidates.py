@@ -33,7 +33,7 @@ from fstsynth.dsl import (
 )
 from fstsynth.interpreter import START
 from fstsynth.synthesis.atoms import AtomIndex, atom_index
-from fstsynth.synthesis.bitsets import LongSet, bit_indices, bits, column_bits, lowest_bit
+from fstsynth.synthesis.bitsets import LongSet, bit_indices, bits, column_bits
 from fstsynth.synthesis.examples import TaggedExample, consistent_transformations
 from fstsynth.synthesis.feature_changes import feature_transformations
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
@@ -304,9 +304,9 @@ class _Pool:
             # rewrote every other one).
             by_token = self.by_token
             forms = [f for f in forms if not any(f[4] & ~group == 0 for group in by_token)]
+        # (cost, printed form, predicates, fires, gainable), as `_undominated` reads them.
         printed = [
-            _Form(cost, opened + ends[len(preds)], preds, fires, gainable)
-            for cost, opened, preds, fires, gainable in forms
+            (cost, opened + ends[len(preds)], preds, fires, gainable) for cost, opened, preds, fires, gainable in forms
         ]
         # `tuple.__new__` makes the named tuple without the keyword-taking constructor
         # (a large pass keeps hundreds of thousands of candidates).
@@ -317,24 +317,18 @@ class _Pool:
         ]
 
 
-class _Form(NamedTuple):
-    """A candidate of one pool, before it is made a `Candidate`."""
+#: A candidate of one pool before it is made a `Candidate`: (cost, printed form,
+#: predicates, fires, gainable), a plain tuple (a large pass has hundreds of thousands).
+Form = tuple[float, str, tuple[Predicate, ...], int, int]
 
-    cost: float
-    text: str
-    preds: tuple[Predicate, ...]
-    fires: int
-    gainable: int
-
-
-#: `_undominated` compares a form with at most this many right-everywhere forms firing
+#: `_undominated` compares a form with at most this many right-everywhere forms gaining
 #: on its first positive example (the best-ranked first): a bound on its time that
 #: only lets a few dominated forms through (on 200 French spelling -> IPA pairs, 162k
 #: dropped of 164k with no bound).
 DOMINATORS_TRIED = 16
 
 
-def _undominated(forms: list[_Form], negatives: int) -> list[_Form]:
+def _undominated(forms: list[Form], negatives: int) -> list[Form]:
     """`forms` (of one transformation) without those selection can never take: a form
     B is dropped where a form A is right wherever it fires (never on `negatives`),
     gains wherever B gains (`gainable` a superset), has no more predicates, and ranks
@@ -349,24 +343,27 @@ def _undominated(forms: list[_Form], negatives: int) -> list[_Form]:
     predicates, then most examples covered, then rank), A fires wherever B fires among
     the examples needing a change and is right there: it is chosen before B too. So
     the rules selected are the same, from fewer candidates (a third fewer on a deep
-    orthography, and the memory of their bitsets)."""
-    right_everywhere = sorted((f for f in forms if not f.fires & negatives), key=lambda f: (f.cost, f.text))
+    orthography)."""
+    right_everywhere = [form for form in forms if not form[3] & negatives]
     if not right_everywhere:
         return forms
-    # Per positive example (bit of `gainable`), the forms right everywhere gaining there,
-    # best-ranked first.
-    gaining_at: dict[int, list[_Form]] = {}
+    right_everywhere.sort(key=lambda form: (form[0], form[1]))
+    # Per positive example (bit of `gainable`), the first forms right everywhere gaining
+    # there, best-ranked first.
+    gaining_at: dict[int, list[Form]] = {}
     for form in right_everywhere:
-        for bit in bit_indices(form.gainable):
-            gaining_at.setdefault(bit, []).append(form)
+        for bit in bit_indices(form[4]):
+            at = gaining_at.setdefault(bit, [])
+            if len(at) < DOMINATORS_TRIED:
+                at.append(form)
     kept = []
     for form in forms:
-        gainable, size, rank = form.gainable, len(form.preds), (form.cost, form.text)
-        for tried, other in enumerate(gaining_at.get(lowest_bit(gainable), ())):
-            if tried == DOMINATORS_TRIED or (other.cost, other.text) >= rank:
-                kept.append(form)
+        cost, text, preds, _, gainable = form
+        for other in gaining_at.get((gainable & -gainable).bit_length() - 1, ()):
+            if other[0] > cost or (other[0] == cost and other[1] >= text):
+                kept.append(form)  # ranked after it: so are the rest
                 break
-            if len(other.preds) <= size and other.gainable & gainable == gainable:
+            if len(other[2]) <= len(preds) and other[4] & gainable == gainable:
                 break  # dominated
         else:
             kept.append(form)
