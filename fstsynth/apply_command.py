@@ -2,7 +2,7 @@
 command and which the plain command line is read with), and its body.
 
 Public API:
-    APPLY_ARGUMENTS, APPLY_OPTIONS, APPLY_HELP, APPLY_FORMATS, ApplyOption, WATCH_BYTES
+    APPLY_ARGUMENTS, APPLY_OPTIONS, APPLY_HELP, APPLY_FORMATS, ApplyOption, WATCH_BYTES, SHARES_VARIABLE
     run_apply(model_dir, words=None, source=None, target=None, check=False, trace=False,
               fmt="plain", join=False, jobs=1, on_input=None) -> int
     plain_apply(argv) -> int | None
@@ -32,10 +32,15 @@ from fstsynth.errors import UserError
 from fstsynth.formatting import APPLY_FORMATS, tab_warning
 
 if TYPE_CHECKING:
+    from fstsynth.block_pool import Shares
     from fstsynth.guard import Guard
     from fstsynth.model import PairModel
     from fstsynth.stream import Applied, BlockApplier
     from fstsynth.types import Features
+
+#: Set (to anything but ""), `apply --jobs N` on a regular file ends by printing each
+#: process's share of the work on standard error: its blocks and CPU seconds.
+SHARES_VARIABLE = "FSTSYNTH_JOBS_SHARES"
 
 APPLY_HELP = "Predict the target form of each word with the compiled transducer."
 
@@ -145,10 +150,11 @@ def run_apply(
     read = blocks(sys.stdin.buffer, on_read=on_input)
     encoding = sys.stdout.encoding or ""
     applier = _block_applier_of(pm, alphabet, sep, fmt, encoding)
+    shares: "Shares | None" = None
     if jobs == 1:
         done: Iterator["Applied"] = map(applier.apply, read)
     else:
-        from fstsynth.block_pool import FORKS, map_blocks, map_file
+        from fstsynth.block_pool import FORKS, Shares, map_blocks, map_file
 
         # A forked worker has this process's applier already; a spawned one reads the
         # model from its files (nothing of this process is shipped to it).
@@ -160,8 +166,9 @@ def run_apply(
         utf8 = encoding.lower().replace("_", "-") in ("utf-8", "utf8")
         file = _regular_file(sys.stdin) if FORKS and utf8 else None
         if file is not None:  # the workers read their blocks from the file themselves
+            shares = Shares() if os.environ.get(SHARES_VARIABLE) else None
             done = map_file(file, make, jobs, encoding=encoding, errors=sys.stdout.errors or "strict",
-                            on_read=on_input)
+                            on_read=on_input, shares=shares)
         else:
             done = map_blocks(read, make, jobs)
     unseen: Counter = Counter()
@@ -178,6 +185,8 @@ def run_apply(
             sys.stdout.write(applied.text)
             sys.stdout.flush()
     _warn_unseen(unseen, alphabet, model.features)
+    if shares is not None:
+        echo(f"fstsynth: apply --jobs {jobs}: {shares}", err=True)
     return 0
 
 

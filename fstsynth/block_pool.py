@@ -2,9 +2,10 @@
 
 Public API:
     map_blocks(blocks, make_applier, jobs) -> Iterator[Applied]
-    map_file(fd, make_applier, jobs, *, encoding, errors="strict", block_bytes=FILE_BLOCK_BYTES, on_read=None)
-        -> Iterator[Applied]
-    FORKS, FILE_BLOCK_BYTES, SLOT_BYTES
+    map_file(fd, make_applier, jobs, *, encoding, errors="strict", block_bytes=FILE_BLOCK_BYTES, on_read=None,
+             shares=None) -> Iterator[Applied]
+    Shares (how map_file shared the work: blocks and CPU seconds per process)
+    FORKS, FILE_BLOCK_BYTES, SLOT_BYTES, QUEUED, AHEAD
 
 A block's result does not depend on the process that makes it
 (`stream.BlockApplier.apply`), so the output is the same bytes whatever `jobs` is.
@@ -22,16 +23,21 @@ through pipes; at most `2 * jobs` blocks are in flight.
 `map_file` (a regular file; forked workers only): that traffic would cost the
 command's process a third of the workers' own work, and the pool's start-up (its
 modules alone) a twentieth of a second. Here the command's process and `jobs - 1`
-forked workers take the file's blocks in turn (block k: process k mod jobs, the
-command's process first), each reading its block's lines itself (byte offsets; a block
-holds the lines that start in its range, `stream.file_block`). While a worker's block
-it waits for is not ready, the command's process makes its own next ones ahead. A
-worker writes each output into one of `SLOTS` buffers of memory it shares with the
-command's process (a larger output goes through its pipe) and tells it the block's
-unseen tokens and line count through the pipe; it makes a block only once a buffer is
-free (the command's process hands buffers back as it writes them out, in order). Lines
-are counted in the command's process: a worker numbers the lines of its block from 1,
-and the command's process moves the number of a tab warning or an error.
+workers, forked once the model is loaded, share the file's blocks as they go: the
+command's process sends each worker the next blocks' numbers (`QUEUED` ahead, so that
+a worker never waits for it), and makes the next block itself whenever the one it is
+to write out next is not ready. So the one that started the others and writes the
+output makes fewer blocks, and all of them finish together (with a fixed share, block
+k to process k mod jobs, the command's process had its start-up and the writing on top
+of its share). Each process reads its blocks' lines itself (byte offsets; a block holds
+the lines that start in its range, `stream.file_block`). A worker writes each output
+into the buffer of memory shared with the command's process that came with the
+block's number (a larger output goes through its pipe), and tells it the block's
+unseen tokens and line count through its pipe; the command's process hands the buffer
+back with a later block, once it has the output. At most `AHEAD` blocks per process
+are made ahead of the one written out next. Lines are counted in the command's
+process: a worker numbers the lines of its block from 1, and the command's process
+moves the number of a tab warning or an error.
 """
 
 from __future__ import annotations
@@ -41,11 +47,14 @@ import mmap
 import os
 import select
 import signal
+import struct
 import sys
-from collections import Counter
+from collections import Counter, deque
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 if TYPE_CHECKING:
+    import resource
+
     from fstsynth.stream import Applied, Block, BlockApplier
 
 #: Whether workers are forked (they start with a copy of this process: its applier
@@ -120,11 +129,36 @@ def map_blocks(
 
 
 #: `map_file`: bytes of the file per block (a block holds the lines that start in them).
-FILE_BLOCK_BYTES = 1 << 19
+FILE_BLOCK_BYTES = 1 << 18
 #: `map_file`: a block's output up to this many bytes goes through shared memory.
 SLOT_BYTES = 4 << 20
-#: `map_file`: the shared buffers of each worker (blocks it may have made ahead).
-SLOTS = 3
+#: `map_file`: blocks a worker is sent ahead (the one it makes, the next ones queued),
+#: so that it never waits while the command's process makes a block of its own.
+QUEUED = 2
+#: `map_file`: blocks made ahead of the one to write out next, per process (memory).
+AHEAD = 4
+
+
+class Shares:
+    """How `map_file` shared the work, once it is done: per process (the command's
+    first, then each worker's), the blocks it made and its CPU seconds; and the
+    command's CPU seconds before the workers started (start-up, model)."""
+
+    __slots__ = ("blocks", "cpu", "before")
+
+    def __init__(self) -> None:
+        self.blocks: list[int] = []
+        self.cpu: list[float] = []
+        self.before = 0.0
+
+    def __str__(self) -> str:
+        processes = [f"{cpu:.2f} s, {blocks} block{'s' * (blocks != 1)}" for cpu, blocks in zip(self.cpu, self.blocks)]
+        return (f"CPU of the command {processes[0]} ({self.before:.2f} s before the workers started); "
+                f"of its workers: {'; '.join(processes[1:]) or 'none'}")
+
+
+def _cpu_seconds(usage: "resource.struct_rusage") -> float:
+    return usage.ru_utime + usage.ru_stime
 
 
 def _read_exactly(fd: int, count: int) -> bytes:
@@ -144,69 +178,77 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _made(applier: "BlockApplier", block: "Block", encoding: str, errors: str) -> tuple[bytes, Counter, int | None]:
+#: What a block made: its printed bytes, unseen tokens, tab line (numbered from 1 in
+#: the block), and line count.
+Made = tuple[bytes, Counter, int | None, int]
+
+
+def _made(applier: "BlockApplier", block: "Block", encoding: str, errors: str) -> Made:
     """A block's printed bytes (the line path's text encoded as the output stream
-    would), unseen tokens and tab line."""
+    would), unseen tokens, tab line and line count."""
     if not block.data:
-        return b"", Counter(), None
+        return b"", Counter(), None, 0
     applied = applier.apply(block)
-    return applied.data or applied.text.encode(encoding, errors), applied.unseen, applied.tab_line
+    printed = applied.data or applied.text.encode(encoding, errors)
+    return printed, applied.unseen, applied.tab_line, block.data.count(b"\n")
+
+
+#: An order to a worker: the block's number and the shared buffer for its output.
+_ORDER = struct.Struct("<II")
 
 
 class _Worker:
-    """A forked worker of `map_file`: makes blocks `index`, `index + jobs`, ... and
-    sends each one's record through its pipe: its length, then `R` and marshal's
-    `(size, inline, unseen, tab_line, lines)` (the output in buffer `n mod SLOTS` for its
-    n-th block, unless `inline`), or `E` and the error pickled. It makes a block only
-    while it has a free buffer: the command's process sends a byte for each one it frees."""
+    """A forked worker of `map_file`: makes the blocks it is sent, in the order sent.
+    An order is 8 bytes through its order pipe (`_ORDER`); for each one it sends the
+    block's record through its result pipe: its length, then `R` and marshal's
+    `(size, inline, unseen, tab_line, lines)` (the output in the order's buffer, unless
+    `inline`), or `E` and the error pickled (and then it ends). It ends when its order
+    pipe is closed."""
 
     def __init__(
-        self, index: int, jobs: int, block: Callable[[int], "Block | None"], applier: "BlockApplier",
-        encoding: str, errors: str,
+        self, block_at: Callable[[int], "Block"], applier: "BlockApplier", encoding: str, errors: str,
+        slots: list[mmap.mmap], others: Iterable[int],
     ) -> None:
-        self.slots = [mmap.mmap(-1, SLOT_BYTES) for _ in range(SLOTS)]  # (shared: made before the fork)
-        self.taken = 0  # records read so far
+        self.queue: deque[tuple[int, int]] = deque()  # (block, buffer) sent, not yet answered
+        self.blocks = 0
+        self.ended = False  # (after sending an error)
+        orders_r, orders_w = os.pipe()
         results_r, results_w = os.pipe()
-        free_r, free_w = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
         self.pid = os.fork()
         if self.pid == 0:
             code = 1
             try:
-                os.close(results_r)
-                os.close(free_w)
+                for fd in (orders_w, results_r, *others):  # (the other workers' pipes: theirs to close)
+                    os.close(fd)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
-                self._run(index, jobs, block, applier, encoding, errors, results_w, free_r)
+                self._serve(block_at, applier, encoding, errors, slots, orders_r, results_w)
                 code = 0
             finally:
                 os._exit(code)  # (no exit handlers, no flushing: they are the command's)
+        os.close(orders_r)
         os.close(results_w)
-        os.close(free_r)
-        self.results, self.free = results_r, free_w
+        self.orders, self.results = orders_w, results_r
 
-    def _run(
-        self, index: int, jobs: int, block_at: Callable[[int], "Block | None"], applier: "BlockApplier",
-        encoding: str, errors: str, results: int, free: int,
+    @staticmethod
+    def _serve(
+        block_at: Callable[[int], "Block"], applier: "BlockApplier", encoding: str, errors: str,
+        slots: list[mmap.mmap], orders: int, results: int,
     ) -> None:
-        credit, made, k = SLOTS, 0, index
         while True:
+            # (Orders are written whole, 8 bytes each: a read of 8 takes one whole.)
+            order = os.read(orders, _ORDER.size)
+            if not order:
+                return
+            k, slot = _ORDER.unpack(order)
             try:
-                block = block_at(k)
-                if block is None:
-                    return
-                printed, unseen, tab_line = _made(applier, block, encoding, errors)
-                if not credit:
-                    credit = len(os.read(free, SLOTS))
-                    if not credit:
-                        return  # the command's process has stopped reading
+                printed, unseen, tab_line, lines = _made(applier, block_at(k), encoding, errors)
                 inline = printed if len(printed) > SLOT_BYTES else b""
                 if not inline:
-                    self.slots[made % SLOTS][: len(printed)] = printed
-                record = b"R" + marshal.dumps(
-                    (len(printed), inline, dict(unseen), tab_line, block.data.count(b"\n"))
-                )
-            except BaseException as exc:  # (raised by the command's process)
+                    slots[slot][: len(printed)] = printed
+                record = b"R" + marshal.dumps((len(printed), inline, dict(unseen), tab_line, lines))
+            except BaseException as exc:  # (raised by the command's process, in its turn)
                 import pickle
 
                 try:
@@ -219,46 +261,42 @@ class _Worker:
                 _write_all(results, len(record).to_bytes(8, "little") + record)
                 return
             _write_all(results, len(record).to_bytes(8, "little") + record)
-            credit -= 1
-            made += 1
-            k += jobs
 
-    def ready(self) -> bool:
-        """Whether the next block's record has begun to come."""
-        return bool(select.select([self.results], [], [], 0)[0])
+    def send(self, k: int, slot: int) -> None:
+        os.write(self.orders, _ORDER.pack(k, slot))
+        self.queue.append((k, slot))
 
-    def result(self) -> tuple[bytes, Counter, int | None, int]:
-        """The next block's printed bytes, unseen tokens, tab line and line count (or its
-        error raised); its buffer handed back."""
+    def take(self, slots: list[mmap.mmap]) -> tuple[int, int, Made | Exception]:
+        """The block this worker made first of those it was sent: its number, its
+        buffer (free again) and what it made (or its error: the worker has ended)."""
+        k, slot = self.queue.popleft()
         record = _read_exactly(self.results, int.from_bytes(_read_exactly(self.results, 8), "little"))
         if record[:1] == b"E":
             import pickle
 
-            raise pickle.loads(record[1:])
+            self.ended = True
+            self.queue.clear()  # (its later blocks come after the error: never given out)
+            return k, slot, pickle.loads(record[1:])
         size, inline, unseen, tab_line, lines = marshal.loads(record[1:])
-        printed = inline or self.slots[self.taken % SLOTS][:size]
-        self.taken += 1
-        try:
-            os.write(self.free, b"\0")
-        except BrokenPipeError:
-            pass  # the worker has made its last block and ended
-        return printed, Counter(unseen), tab_line, lines
+        self.blocks += 1
+        return k, slot, (inline or slots[slot][:size], Counter(unseen), tab_line, lines)
 
-    def stop(self, kill: bool) -> None:
-        """Wait for the worker to end (`kill`: end it now)."""
+    def stop(self, kill: bool) -> float:
+        """Wait for the worker to end (`kill`: end it now); its CPU seconds."""
         os.close(self.results)
-        os.close(self.free)
+        os.close(self.orders)
         if kill:
             try:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        os.waitpid(self.pid, 0)
+        return _cpu_seconds(os.wait4(self.pid, 0)[2])
 
 
 def map_file(
     fd: int, make_applier: Callable[[], "BlockApplier"], jobs: int, *, encoding: str, errors: str = "strict",
     block_bytes: int = FILE_BLOCK_BYTES, on_read: Callable[[int], None] | None = None,
+    shares: Shares | None = None,
 ) -> Iterator["Applied"]:
     """`map_blocks` for a regular file open on `fd`, from its offset (see the module
     docstring; forked workers only): this process and `jobs - 1` workers. Each block's
@@ -266,7 +304,10 @@ def map_file(
     `encoding` and `errors`, as the output stream would); the tab line numbered from the
     offset, as on a stream. The file is read to the size it has now (a file still
     growing: its last line to its newline), and its offset left at that size.
-    `on_read`: called once, first, with the number of bytes to read."""
+    `on_read`: called once, with the number of bytes to read, once the workers have
+    started. `shares`: filled in once all is done."""
+    import resource  # (Unix's, as fork)
+
     from fstsynth.stream import Applied, LineError, file_block
 
     if jobs < 1:
@@ -277,59 +318,76 @@ def map_file(
     size = max(start, os.fstat(fd).st_size)
     count = -(-(size - start) // block_bytes)
 
-    def block_at(k: int) -> "Block | None":
-        if k >= count:
-            return None
+    def block_at(k: int) -> "Block":
         begin = start + k * block_bytes
         return file_block(fd, start, begin, min(begin + block_bytes, size))
 
-    if on_read is not None:
-        # All of it, now: the memory watchdog (`apply`'s `on_input`) starts before the
-        # workers, as on a stream, where reading the first few blocks starts it.
-        on_read(size - start)
     applier = make_applier()
     workers: list[_Worker] = []
-    # This process's blocks made ahead while a worker's block it waits for is not ready
-    # (a worker the machine's load holds back), at most `jobs * SLOTS` blocks ahead;
-    # an error is kept for its turn, when the lines before it are counted.
-    ahead: dict[int, tuple[bytes, Counter, int | None, int] | LineError] = {}
-    next_own = 0
-
-    def make_own() -> None:
-        nonlocal next_own
-        block = block_at(next_own)
-        assert block is not None
-        try:
-            ahead[next_own] = (*_made(applier, block, encoding, errors), block.data.count(b"\n"))
-        except LineError as exc:
-            ahead[next_own] = exc
-        next_own += jobs
-
-    lines = 0
+    # The workers' output buffers, shared with them: made before the forks.
+    slots = [mmap.mmap(-1, SLOT_BYTES) for _ in range((min(jobs, count) - 1) * QUEUED)]
+    free = list(range(len(slots)))
+    made: dict[int, Made | Exception] = {}  # blocks made, not yet given out
+    own_blocks = 0
+    before = _cpu_seconds(resource.getrusage(resource.RUSAGE_SELF))
     finished = False
     try:
-        for index in range(1, min(jobs, count)):
-            workers.append(_Worker(index, jobs, block_at, applier, encoding, errors))
-        for k in range(count):
-            if k % jobs == 0:  # this process's block
-                if k not in ahead:
-                    make_own()
-                made = ahead.pop(k)
-            else:
-                worker = workers[k % jobs - 1]
-                while next_own < min(count, k + jobs * SLOTS) and not worker.ready():
-                    make_own()
+        for _ in range(1, min(jobs, count)):
+            others = [end for worker in workers for end in (worker.orders, worker.results)]
+            workers.append(_Worker(block_at, applier, encoding, errors, slots, others))
+        if on_read is not None:
+            # All of it, now: the memory watchdog (`apply`'s `on_input`) starts, as on a
+            # stream once a few blocks are read; after the forks, so that the workers
+            # make blocks while it starts.
+            on_read(size - start)
+        lines = 0
+        next_out = next_new = 0  # the next block to give out, and to make or send
+        while next_out < count:
+            last = min(count, next_out + AHEAD * jobs)  # blocks made ahead: memory stays bounded
+            for worker in workers:
+                # (Fewer queued near the end, where the processes then finish together.)
+                while (not worker.ended and free and next_new < last
+                       and len(worker.queue) < min(QUEUED, -(-(count - next_new) // jobs))):
+                    worker.send(next_new, free.pop())
+                    next_new += 1
+            busy = [worker.results for worker in workers if worker.queue]
+            if busy:
+                # Take the blocks the workers have made (and send them more); wait for
+                # them only when this process has nothing else to do.
+                idle = next_out not in made and next_new == last
+                ready = select.select(busy, [], [], None if idle else 0)[0]
+                for worker in workers:
+                    if worker.results in ready:
+                        k, slot, result = worker.take(slots)
+                        made[k] = result
+                        if not worker.ended:
+                            free.append(slot)
+                if ready:
+                    continue
+            if next_out not in made:
+                # A worker's block not made yet (or none sent): this process makes one.
+                assert next_new < last, "no block to make or to wait for"
                 try:
-                    made = worker.result()
-                except LineError as exc:
-                    made = exc
-            if isinstance(made, LineError):
-                raise made.shifted(lines) from None
-            printed, unseen, tab_line, block_lines = made
+                    made[next_new] = _made(applier, block_at(next_new), encoding, errors)
+                except Exception as exc:  # (raised in its turn, once the blocks before it are out)
+                    made[next_new] = exc
+                next_new += 1
+                own_blocks += 1
+                continue
+            result = made.pop(next_out)
+            if isinstance(result, LineError):
+                raise result.shifted(lines) from None
+            if isinstance(result, Exception):
+                raise result
+            printed, unseen, tab_line, block_lines = result
             yield Applied(printed, unseen, "", None if tab_line is None else lines + tab_line)
             lines += block_lines
+            next_out += 1
         finished = True
     finally:
-        for worker in workers:
-            worker.stop(kill=not finished)
+        worker_cpu = [worker.stop(kill=not finished) for worker in workers]
     os.lseek(fd, size, os.SEEK_SET)
+    if shares is not None:
+        shares.blocks = [own_blocks, *(worker.blocks for worker in workers)]
+        shares.cpu = [_cpu_seconds(resource.getrusage(resource.RUSAGE_SELF)), *worker_cpu]
+        shares.before = before

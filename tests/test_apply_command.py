@@ -160,25 +160,91 @@ def test_workers_that_end_before_the_file_is_written_out(plural_model, tmp_path,
         assert b"".join(got) == expected
 
 
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_the_processes_share_the_blocks_of_a_file(plural_model, tmp_path, jobs):
+    """`map_file`'s shares: each block made by one process, every worker made some, and
+    the output is that of one process; `apply --jobs` prints the shares on standard error
+    when asked (FSTSYNTH_JOBS_SHARES), and nothing else changes."""
+    from fstsynth.apply_command import SHARES_VARIABLE, _block_applier
+    from fstsynth.block_pool import Shares
+
+    data = b"k a t\nd \xc9\x94 g\n" * 2000
+    path = tmp_path / "words.txt"
+    path.write_bytes(data)
+    make = lambda: _block_applier(plural_model, None, None, " ", "plain", "utf-8")  # noqa: E731
+    expected = make().apply(next(blocks(io.BytesIO(data), chunk=len(data)))).data
+    shares = Shares()
+    with path.open("rb") as handle:
+        got = [applied.data for applied in map_file(handle.fileno(), make, jobs, encoding="utf-8",
+                                                     block_bytes=1000, shares=shares)]
+    assert b"".join(got) == expected
+    assert sum(shares.blocks) == len(got) == -(-len(data) // 1000)
+    # (Each worker is sent blocks at once; the command's process makes those it would
+    # otherwise wait for, how many depends on the machine's load.)
+    assert len(shares.blocks) == len(shares.cpu) == jobs and min(shares.blocks[1:]) > 0, str(shares)
+    assert 0 < shares.before < shares.cpu[0]
+    one = _apply(plural_model, stdin=data)
+    env = dict(_env(), **{SHARES_VARIABLE: "1"})
+    many = subprocess.run([sys.executable, "-m", "fstsynth", "apply", str(plural_model), "--jobs", str(jobs)],
+                          stdin=path.open("rb"), capture_output=True, env=env, cwd=ROOT)
+    assert (many.returncode, many.stdout) == (one.returncode, one.stdout) == (0, expected)
+    assert many.stderr.decode().startswith(f"fstsynth: apply --jobs {jobs}: CPU of the command "), many.stderr
+    # (The command reads the file in blocks of FILE_BLOCK_BYTES: one here, so no worker.)
+    assert many.stderr.count(b"\n") == 1 and b" s, 1 block (" in many.stderr
+    assert many.stderr.endswith(b"; of its workers: none\n"), many.stderr
+
+
 def test_jobs_on_a_file_print_the_same_bytes_as_one_process(plural_model):
     """Standard input a regular file of two blocks (the workers read theirs
     themselves); then with a byte that is not UTF-8 in the second block: the output,
     the warnings, the error and the exit code of one process. (From an offset:
     `test_workers_reading_a_file_give_the_blocks_results_in_order`.)"""
-    data = _file_input(4) * 12
+    piece = _file_input(4)
+    data = piece * (FILE_BLOCK_BYTES // len(piece) + 1)
     assert FILE_BLOCK_BYTES < len(data) < 2 * FILE_BLOCK_BYTES
     one, two = (_apply(plural_model, "--jobs", jobs, stdin=data) for jobs in ("1", "2"))
-    assert one.returncode == 0 and one.stdout.count(b"\n") > 30_000, one.stderr.decode()
+    assert one.returncode == 0 and one.stdout.count(b"\n") > 15_000, one.stderr.decode()
     assert (two.returncode, two.stdout, two.stderr) == (one.returncode, one.stdout, one.stderr)
     whole = one.stdout
-    bad = data[:600_000] + b"\xff" + data[600_000:]
+    at = (FILE_BLOCK_BYTES + len(data)) // 2  # in the second block
+    bad = data[:at] + b"\xff" + data[at:]
     one, two = (_apply(plural_model, "--jobs", jobs, stdin=bad) for jobs in ("1", "2"))
-    line = bad[:600_000].count(b"\n") + 1
+    line = bad[:at].count(b"\n") + 1
     assert one.returncode == 2 and f"<stdin>: line {line}: not valid UTF-8" in one.stderr.decode()
     assert (two.returncode, two.stderr) == (one.returncode, one.stderr)
     # What is printed before the error: the blocks before the bad one (blocks of
     # another size than one process reads).
     assert whole.startswith(two.stdout) and whole.startswith(one.stdout) and two.stdout.count(b"\n") < line
+
+
+@pytest.mark.slow  # (a few seconds: three commands on 8 blocks)
+def test_jobs_on_a_large_file_print_the_same_bytes_as_one_process(plural_model, tmp_path):
+    """Eight blocks of the command's size, plain lines with lines of every kind among
+    them (a block that only the line path reads, a line across blocks, unseen tokens,
+    a tab late): `--jobs 2` and `--jobs 3` print the bytes and warnings of one process."""
+    rng = random.Random(5)
+    tokens = ["k", "a", "t", "d", "ɔ", "g", "b", "ʊ", "ʃ", "ɪ", "p", "s"]
+    parts, size = [], 0
+    while size < 8 * FILE_BLOCK_BYTES:
+        plain = "".join(" ".join(rng.choices(tokens, k=rng.randint(1, 9))) + "\n" for _ in range(5000)).encode()
+        part = plain if rng.random() < 0.8 else _mixed_input(rng.randint(10, 1000), rng.randrange(1000))
+        parts.append(part)
+        size += len(part)
+    parts.insert(len(parts) // 2, b"k a t " * 100_000 + b"\n")
+    path = tmp_path / "words.txt"
+    path.write_bytes(b"".join(parts))
+
+    def run(jobs: str) -> subprocess.CompletedProcess:
+        with path.open("rb") as stdin:
+            return subprocess.run([sys.executable, "-m", "fstsynth", "apply", str(plural_model), "--jobs", jobs],
+                                  stdin=stdin, capture_output=True, env=_env(), cwd=ROOT)
+
+    one = run("1")
+    assert one.returncode == 0 and one.stdout.count(b"\n") > 100_000, one.stderr.decode()
+    assert b"has a tab" in one.stderr and b"Q (" in one.stderr
+    for jobs in ("2", "3"):
+        many = run(jobs)
+        assert (many.returncode, many.stdout, many.stderr) == (one.returncode, one.stdout, one.stderr), jobs
 
 
 @pytest.mark.parametrize("args", [[], ["--format", "tsv"], ["--join"]])
