@@ -94,6 +94,7 @@ def apply_jobs(args: argparse.Namespace) -> None:
         model_dir, words, out = Path(tmp) / "model", Path(tmp) / "words.txt", Path(tmp) / "out.txt"
         if args.keep:  # the model and the words made once, kept for the next runs
             model_dir, words = args.keep / "model", args.keep / f"words{args.apply}.txt"
+            args.keep.mkdir(parents=True, exist_ok=True)
         if not (model_dir / "model.json").exists() or not words.exists():
             problem = scale_problem(args.scale, lang, code, args.seed)
             save_model(learn_model(problem, pairs=[(0, 1)]), model_dir)

@@ -89,13 +89,13 @@ class Exceptions:
         # `Identity` is right exactly where no change is needed; it gains nothing (no
         # positive examples), so an exception never counts in `undecided_at`.
         self.right = ((1 << n) - 1) & ~need
-        self.no_positives = Positives(-1, [])
+        self.no_positives = Positives(-1, [], (1 << n) - 1, index.bits)
         self.found: dict[int, list[Candidate]] = {}  # by candidate index
         self.needed_rows = np.array(needed.indices, dtype=np.intp)
         # Per anchor, the conjunctions avoiding the danger of size `safe_at` (danger
         # only shrinks: while its size is the same, so are they); only `left` differs
         # between the candidates wrong there.
-        self.safe: dict[int, list[Candidate] | tuple[np.ndarray, np.ndarray]] = {}
+        self.safe: dict[int, list[tuple[Candidate, int]] | tuple[np.ndarray, np.ndarray]] = {}
         self.safe_at = -1
         self.safe_kept = 0  # bytes of the bitsets and arrays kept in `safe`
         self.atom_costs = np.array([predicate_cost(p, self.variant) for p in index.usable], dtype=np.float64)
@@ -169,9 +169,12 @@ class Exceptions:
         # firing there: tested on the small positive-example bitsets, not the long ones.
         for number, bit in self.slots.get(anchor, ()):
             for cand in self.by_group.get(number, ()):  # `needed` has no candidates
-                if not cand.gainable >> bit & 1 or cand.fires & cand.wrong_where & undecided:
+                if not cand.gainable >> bit & 1:
                     continue
-                key = (len(cand.predicates), -(cand.fires & left).bit_count(), cand.cost, cand.text)
+                fires = cand.fires
+                if fires & cand.wrong_where & undecided:
+                    continue
+                key = (len(cand.predicates), -(fires & left).bit_count(), cand.cost, cand.text)
                 if best_key is None or key < best_key:
                     best, best_key = cand, key
         self.changing[anchor] = best if best is not None else count
@@ -191,7 +194,7 @@ class Exceptions:
         if found is None:
             found = self._ranked(*self._safe_conjunctions(anchor, danger))
             size = (
-                sum(rule.fires.bit_length() >> 3 for rule in found) if isinstance(found, list) else found[1].nbytes
+                sum(fires.bit_length() >> 3 for _, fires in found) if isinstance(found, list) else found[1].nbytes
             )
             if self.safe_kept + size > self.KEPT_AT_MOST:
                 # Deep searches can find many conjunctions per anchor: memory stays
@@ -204,8 +207,8 @@ class Exceptions:
             # Few: each as a rule, cheapest then smallest printed form first, so the
             # first of the most coverage is the one.
             best, most = None, 0
-            for rule in found:
-                covered = (rule.fires & left).bit_count()
+            for rule, fires in found:
+                covered = (fires & left).bit_count()
                 if covered > most:
                     best, most = rule, covered
             return best
@@ -241,20 +244,21 @@ class Exceptions:
     #: many candidates wrong there.
     RANKED_AT_MOST = 256
 
-    def _ranked(self, columns: np.ndarray, conjunctions: np.ndarray) -> list[Candidate] | tuple[np.ndarray, np.ndarray]:
-        """The conjunctions as rules, cheapest then smallest printed form first, if few."""
+    def _ranked(
+        self, columns: np.ndarray, conjunctions: np.ndarray
+    ) -> list[tuple[Candidate, int]] | tuple[np.ndarray, np.ndarray]:
+        """The conjunctions as rules with where each fires, cheapest then smallest
+        printed form first, if few."""
         if len(conjunctions) > self.RANKED_AT_MOST:
             return columns, conjunctions
-        return sorted((self._rule(columns[c]) for c in conjunctions), key=lambda rule: (rule.cost, rule.text))
+        rules = sorted((self._rule(columns[c]) for c in conjunctions), key=lambda rule: (rule.cost, rule.text))
+        return [(rule, rule.fires) for rule in rules]
 
     def _rule(self, columns: np.ndarray) -> Candidate:
         """The rule `... => Identity` testing these atoms (columns of the index's table)."""
         rule = Rule(tuple(self.index.usable[i] for i in columns), Identity())
-        fires = -1
-        for pred in rule.predicates:
-            fires &= self.index.bits[pred]
         return Candidate(
-            rule.predicates, rule.transformation, fires, 0, self.no_positives, rule_cost(rule, self.variant),
+            rule.predicates, rule.transformation, 0, self.no_positives, rule_cost(rule, self.variant),
             str(rule), self.need, self.right,
         )
 

@@ -123,7 +123,6 @@ def _select(
         start = end
     gainable = [cand.gainable for cand in found]
     group_of = [cand.positives.number for cand in found]
-    wrong_at = [cand.fires & cand.wrong_where for cand in found]  # where each is wrong
     heap = []
     for rank, k in enumerate(order):
         gain = gainable[k].bit_count()
@@ -137,6 +136,10 @@ def _select(
     # chosen rule decides that example: then it gets a new witness, or goes back on the
     # heap with its old key (still a lower bound of its current key).
     waiting: dict[int, list[int]] = {}
+    # Where each candidate that waited was wrong among the undecided examples then (a
+    # candidate's `fires` is made from its atoms when asked: kept for those that wait,
+    # as they are looked at again and again, not for every candidate).
+    wrong_at: dict[int, int] = {}
     # With exceptions, a candidate wrong only where tokens must stay is ranked by its
     # gain shared among itself and the exception rules it needs: its effective gain,
     # gain // (exceptions + 1). That one can grow, as its exceptions drop out when the
@@ -173,7 +176,8 @@ def _select(
                 heapq.heappush(heap, -gain * m + rank)
                 continue
             cand = found[k]
-            wrong = cand.fires & cand.wrong_where & undecided
+            known = wrong_at.get(k)
+            wrong = (cand.fires & cand.wrong_where if known is None else known) & undecided
             if wrong:
                 tolerated = exceptions.tolerates(gain, wrong)
                 if best is not None and tolerated and -(gain // 2) * m + rank > best_key:
@@ -184,6 +188,7 @@ def _select(
                 excepting = exceptions.cover(k, wrong, danger, gain, undecided) if gain > 1 else None
                 if excepting is None or gain <= len(excepting):
                     waiting.setdefault(witness(wrong), []).append(key)
+                    wrong_at[k] = wrong
                     continue
                 aside.append(key)
                 shared = -(gain // (len(excepting) + 1)) * m + rank
@@ -223,6 +228,7 @@ def _select(
                         else exceptions.limit
                     ):
                         waiting.setdefault(lowest_bit(changing or wrong), []).append(key)
+                        wrong_at[k] = wrong
                         continue
                 heapq.heappush(heap, key)
         for number, cleared_bits in cleared.items():

@@ -1,0 +1,119 @@
+"""The candidate pools (`fstsynth.synthesis.candidates`): the forms dropped as dominated
+are exactly those selection can never take."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from conftest import DATA
+from fstsynth.alignment import with_vowel_classes
+from fstsynth.dsl import IsToken, Predicate
+from fstsynth.problem import load_problem
+from fstsynth.synthesis import Options, synthesize_pass, tagged_examples
+from fstsynth.synthesis import candidates as candidates_module
+from fstsynth.synthesis.candidates import Form, _undominated, candidates
+
+
+def _dominated_by_enumeration(forms: list[Form], negatives: int) -> set[int]:
+    """The indices of the forms that some form right everywhere gaining wherever it
+    gains, with no more predicates and ranked before it, dominates: pair by pair."""
+    out = set()
+    for b, form in enumerate(forms):
+        cost, text, preds, _, gainable = form
+        for o_cost, o_text, o_preds, o_fires, o_gainable in forms:
+            if (
+                not o_fires & negatives
+                and o_gainable & gainable == gainable
+                and len(o_preds) <= len(preds)
+                and (o_cost, o_text) < (cost, text)
+            ):
+                out.add(b)
+                break
+    return out
+
+
+def _random_forms(rng: random.Random) -> tuple[list[Form], int]:
+    n, positives = rng.randint(4, 16), rng.randint(1, 6)
+    negatives = rng.getrandbits(n)
+    forms = []
+    for k in range(rng.randint(1, 30)):
+        preds: tuple[Predicate, ...] = tuple(IsToken(f"t{k}", offset) for offset in range(rng.randint(0, 3)))
+        gainable = rng.getrandbits(positives) or 1
+        fires = rng.getrandbits(n) & (negatives if rng.random() < 0.5 else ~negatives)
+        # Few distinct costs: ties broken by the printed form.
+        forms.append((rng.choice([1.0, 1.5, 2.0]), f"rule {k:02d}", preds, fires, gainable))
+    return forms, negatives
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_undominated_drops_what_an_enumeration_finds_dominated(monkeypatch, seed):
+    forms, negatives = _random_forms(random.Random(seed))
+    expected = [f for k, f in enumerate(forms) if k not in _dominated_by_enumeration(forms, negatives)]
+    with monkeypatch.context() as patch:
+        patch.setattr(candidates_module, "DOMINATORS_TRIED", len(forms) + 1)
+        assert _undominated(forms, negatives) == expected
+    # With few dominators tried, some dominated forms may stay, but no other goes.
+    bounded = _undominated(forms, negatives)
+    assert set(expected) <= set(bounded) <= set(forms)
+    assert [f for f in forms if f in bounded] == bounded  # in their order
+
+
+def test_only_a_form_right_everywhere_ranked_first_with_no_more_predicates_dominates():
+    negatives = 0b100
+    broad = (1.0, "a", (), 0b011, 0b11)  # right everywhere, gains on both positives
+    same = (1.0, "b", (), 0b111, 0b11)  # as `broad` but ranked after it: dominated
+    wrong = (0.3, "c", (), 0b101, 0b01)  # ranked first, but wrong on a negative example
+    narrower = (2.0, "d", (IsToken("x", 1),), 0b001, 0b01)  # dominated by `broad`
+    shorter = (0.5, "e", (), 0b001, 0b01)  # cheaper than `broad`: kept
+    deeper = (0.9, "f", (IsToken("x", 1), IsToken("y", 2)), 0b011, 0b11)  # more predicates: kept
+    other = (1.0, "g", (), 0b010, 0b10)  # dominated by `broad`
+    # Of the forms gaining where it gains, only `wrong` ranks before `after`.
+    after = (0.45, "h", (IsToken("x", 1),), 0b001, 0b01)
+    forms = [broad, same, wrong, narrower, shorter, deeper, other, after]
+    assert _undominated(forms, negatives) == [broad, wrong, shorter, deeper, after]
+
+
+def _examples(pairs, features):
+    return [
+        ex for src, tgt in pairs for ex in tagged_examples(tuple((tok, None) for tok in src), tgt, features, "global")
+    ]
+
+
+def _spelling():
+    """A small spelling -> sound table with a broad rule and exceptions to it (i -> j
+    before a vowel except after c), digraphs and silent letters: dominated candidates
+    abound, and exceptions are taken."""
+    words = ["dia:dja", "ria:rja", "pio:pjo", "tia:tja", "bio:bjo", "cia:sia", "cio:sio", "lia:lja", "cie:sie",
+             "nie:nje", "dio:djo", "chat:ʃat", "chic:ʃik", "hotel:otel", "hier:jer", "quai:ke", "qui:ki",
+             "cou:ku", "cas:ka", "ciel:sjel", "lac:lak", "sac:sak", "pain:pɛ̃", "main:mɛ̃", "bain:bɛ̃"]
+    pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
+    features = with_vowel_classes({}, sorted({t for s, t in pairs for t in s + t}))
+    return pairs, features
+
+
+def _data():
+    plural = load_problem(DATA / "plural.tsv")
+    plural_features = json.loads((DATA / "plural-features.json").read_text(encoding="utf-8"))
+    paradigm = load_problem(DATA / "paradigm.json")
+    yield _spelling()
+    yield plural.training_pairs(0, 1), plural_features
+    for s, t in paradigm.column_pairs():
+        yield paradigm.training_pairs(s, t), {}
+
+
+@pytest.mark.parametrize("variant", ["token", "feature"])
+def test_selection_takes_the_same_rules_without_the_dominated_candidates(monkeypatch, variant):
+    dropped = 0
+    for pairs, features in _data():
+        examples = _examples(pairs, features)
+        options = Options(variant=variant)
+        pruned = synthesize_pass(examples, features, options)
+        with monkeypatch.context() as patch:
+            patch.setattr(candidates_module, "_undominated", lambda forms, negatives: forms)
+            every = candidates(examples, features, options).candidates
+            assert synthesize_pass(examples, features, options) == pruned
+        dropped += len(every) - len(candidates(examples, features, options).candidates)
+    assert dropped > 0  # the comparison is not vacuous
