@@ -206,6 +206,10 @@ def scheduler():
     cluster = LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
         worker_dashboard_address=None, timeout=120,
+        # With the dashboard off the scheduler still serves its HTTP routes, on port 8787
+        # unless told otherwise: a free loopback port keeps two runs side by side from
+        # warning "Port 8787 is already in use".
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
     )
     try:
         yield cluster.scheduler_address
