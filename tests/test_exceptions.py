@@ -99,3 +99,41 @@ def test_the_random_tables_need_exceptions_of_every_size():
     # Else the comparison above would not reach the deeper searches.
     sizes = {size for seed in range(30) for size in _check(seed)}
     assert {1, 2, 3} <= sizes
+
+
+
+def test_conjunctions_past_the_bound_are_cut_and_stay_sound():
+    # Danger rows holding each pair of atoms and nothing else: no atom nor pair avoids
+    # them, every triple does (364 of 14 atoms), past a bound of 50.
+    atoms = 14
+    pair_rows = list(combinations(range(atoms), 2))
+    table = np.zeros((1 + len(pair_rows), atoms), dtype=np.uint8)
+    table[0] = 1  # the anchor
+    for row, pair in enumerate(pair_rows, 1):
+        table[row, list(pair)] = 1
+    usable: list[Predicate] = [IsToken(f"t{a % 5}", a // 5 - 2) for a in range(atoms)]
+    index = AtomIndex(dict(zip(usable, column_bits(table))), usable, table)
+    n = len(table)
+    need_rows = list(range(1, n))
+    needed = Positives(-2, need_rows)
+
+    def search(bound: int) -> tuple[Exceptions, np.ndarray, np.ndarray]:
+        exceptions = Exceptions(index, bits(need_rows), needed, n, Options(variant="token", max_conjuncts=3), [],
+                                slots_of([needed]))
+        exceptions.CONJUNCTIONS_AT_MOST = bound
+        return exceptions, *exceptions._safe_conjunctions(0, (1 << len(need_rows)) - 1)
+
+    _, _, every = search(Exceptions.CONJUNCTIONS_AT_MOST)
+    assert len(every) == len(list(combinations(range(atoms), 3)))
+    exceptions, columns, kept = search(50)
+    assert len(kept) == 50
+    assert len({tuple(row) for row in kept}) == 50
+    costs = exceptions.atom_costs[columns]
+    cheapest = sorted(range(atoms), key=lambda a: costs[a])[:3]
+    assert sorted(cheapest) in [list(row) for row in kept]  # the cheapest atoms are kept
+    for row in kept:
+        assert list(row) == sorted(row)
+        assert not any(table[r, columns[row]].all() for r in need_rows)  # sound
+    rule = exceptions._one(0, 1, (1 << len(need_rows)) - 1)
+    assert rule is not None and len(rule.predicates) == 3
+    assert rule.fires & 1 and not any(rule.fires >> r & 1 for r in need_rows)

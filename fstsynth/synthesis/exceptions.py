@@ -19,6 +19,7 @@ fires first on some of the examples where it is wrong:
 
 from __future__ import annotations
 
+import logging
 from itertools import combinations
 from typing import Iterable, Mapping
 
@@ -30,6 +31,8 @@ from fstsynth.synthesis.bitsets import bit_indices, lowest_bit
 from fstsynth.synthesis.candidates import Candidate, Positives
 from fstsynth.synthesis.options import Options
 from fstsynth.synthesis.ranking import predicate_cost, rule_cost, transformation_cost
+
+log = logging.getLogger(__name__)
 
 #: A rule making at least this many changes may be taken with exceptions that make
 #: other changes, at one example in `NOISE_SHARE` of its gain at most: in data this
@@ -239,6 +242,13 @@ class Exceptions:
     #: `safe` at once.
     KEPT_AT_MOST = 1 << 28
 
+    #: At most this many conjunctions (rows of `_safe_conjunctions`) per anchor. With
+    #: few danger examples left, almost every triple of the atoms true at an anchor
+    #: avoids them: cubic in the atoms (a French anchor of 3,000 rows asked for
+    #: gigabytes). Any conjunction found is a sound exception; past the bound, `_one`
+    #: picks among those of the cheapest atoms. 12 MB of int32 triples.
+    CONJUNCTIONS_AT_MOST = 1 << 20
+
     #: Anchors with at most this many shortest conjunctions keep them as rules, with
     #: their long bitsets: most anchors have a few, and `_one` is asked for each of the
     #: many candidates wrong there.
@@ -288,10 +298,15 @@ class Exceptions:
         # An atom true on every danger row (of those left by a prefix) is in no
         # conjunction of the least size: without it the rest would avoid danger too.
         useful = np.flatnonzero(~on_danger.all(axis=0))
+        # The cheapest atoms first: if the conjunctions overflow `CONJUNCTIONS_AT_MOST`,
+        # those kept are made of the cheapest atoms (the order is otherwise immaterial:
+        # each row is sorted below, and `_one` ranks the rows by content).
+        useful = useful[np.argsort(self.atom_costs[columns[useful]], kind="stable")]
         on_danger = on_danger[:, useful]
         width = len(useful)
         for depth in range(2, self.depth + 1):
             found: list[np.ndarray] = []
+            room = self.CONJUNCTIONS_AT_MOST
             for prefix in combinations(range(width), depth - 2):
                 held = on_danger[on_danger[:, list(prefix)].all(axis=1)] if prefix else on_danger
                 after = prefix[-1] + 1 if prefix else 0
@@ -299,10 +314,15 @@ class Exceptions:
                 if len(rest) < 2:
                     continue
                 block = held[:, rest].astype(np.float32)
-                pairs = rest[np.argwhere(np.triu((block.T @ block) == 0, 1))]
+                pairs = rest[np.argwhere(np.triu((block.T @ block) == 0, 1))[:room]]
                 if len(pairs):
                     heads = np.broadcast_to(np.array(prefix, dtype=np.int64), (len(pairs), len(prefix)))
-                    found.append(useful[np.hstack([heads, pairs])])
+                    found.append(useful[np.hstack([heads, pairs])].astype(np.int32))
+                    room -= len(pairs)
+                    if not room:
+                        log.debug("exceptions: anchor %d has over %d conjunctions of %d atoms; the cheapest kept",
+                                  anchor, self.CONJUNCTIONS_AT_MOST, depth)
+                        break
             if found:
-                return columns, np.vstack(found).astype(np.int32)
+                return columns, np.sort(np.vstack(found), axis=1)
         return columns, np.zeros((0, self.depth), dtype=np.int64)
