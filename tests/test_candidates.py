@@ -112,7 +112,7 @@ def test_selection_takes_the_same_rules_without_the_dominated_candidates(monkeyp
         options = Options(variant=variant)
         pruned = synthesize_pass(examples, features, options)
         with monkeypatch.context() as patch:
-            patch.setattr(candidates_module, "_undominated", lambda forms, negatives: forms)
+            patch.setattr(candidates_module, "_undominated", lambda forms, negatives, right_everywhere=None: forms)
             every = candidates(examples, features, options).candidates
             assert synthesize_pass(examples, features, options) == pruned
         dropped += len(every) - len(candidates(examples, features, options).candidates)

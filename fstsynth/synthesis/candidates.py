@@ -304,16 +304,21 @@ class _Pool:
             # rewrote every other one).
             by_token = self.by_token
             forms = [f for f in forms if not any(f[4] & ~group == 0 for group in by_token)]
-        # (cost, printed form, predicates, fires, gainable), as `_undominated` reads them.
-        printed = [
-            (cost, opened + ends[len(preds)], preds, fires, gainable) for cost, opened, preds, fires, gainable in forms
-        ]
+        # (cost, printed form, predicates, fires, gainable), as `_undominated` reads them,
+        # and those right everywhere, sorted out in the same pass.
+        printed: list[Form] = []
+        right_everywhere: list[Form] = []
+        for cost, opened, preds, fires, gainable in forms:
+            form = (cost, opened + ends[len(preds)], preds, fires, gainable)
+            printed.append(form)
+            if not fires & negatives:
+                right_everywhere.append(form)
         # `tuple.__new__` makes the named tuple without the keyword-taking constructor
         # (a large pass keeps hundreds of thousands of candidates).
         new = tuple.__new__
         return [
             new(Candidate, (preds, tr, gainable, positives, cost, text, negatives, right))
-            for cost, text, preds, _, gainable in _undominated(printed, negatives)
+            for cost, text, preds, _, gainable in _undominated(printed, negatives, right_everywhere)
         ]
 
 
@@ -328,7 +333,7 @@ Form = tuple[float, str, tuple[Predicate, ...], int, int]
 DOMINATORS_TRIED = 16
 
 
-def _undominated(forms: list[Form], negatives: int) -> list[Form]:
+def _undominated(forms: list[Form], negatives: int, right_everywhere: list[Form] | None = None) -> list[Form]:
     """`forms` (of one transformation) without those selection can never take: a form
     B is dropped where a form A is right wherever it fires (never on `negatives`),
     gains wherever B gains (`gainable` a superset), has no more predicates, and ranks
@@ -343,19 +348,27 @@ def _undominated(forms: list[Form], negatives: int) -> list[Form]:
     predicates, then most examples covered, then rank), A fires wherever B fires among
     the examples needing a change and is right there: it is chosen before B too. So
     the rules selected are the same, from fewer candidates (a third fewer on a deep
-    orthography)."""
-    right_everywhere = [form for form in forms if not form[3] & negatives]
+    orthography). `right_everywhere`: those of `forms` never firing on `negatives`, if
+    the caller sorted them out already."""
+    if right_everywhere is None:
+        right_everywhere = [form for form in forms if not form[3] & negatives]
     if not right_everywhere:
         return forms
     right_everywhere.sort(key=lambda form: (form[0], form[1]))
     # Per positive example (bit of `gainable`), the first forms right everywhere gaining
-    # there, best-ranked first.
+    # there, best-ranked first; `full`: the bits that have `DOMINATORS_TRIED` already
+    # (most, on a large pass: only the others are looked at).
     gaining_at: dict[int, list[Form]] = {}
+    full = 0
     for form in right_everywhere:
-        for bit in bit_indices(form[4]):
+        open_bits = form[4] & ~full
+        if not open_bits:
+            continue
+        for bit in bit_indices(open_bits):
             at = gaining_at.setdefault(bit, [])
-            if len(at) < DOMINATORS_TRIED:
-                at.append(form)
+            at.append(form)
+            if len(at) == DOMINATORS_TRIED:
+                full |= 1 << bit
     kept = []
     for form in forms:
         cost, text, preds, _, gainable = form
