@@ -208,8 +208,11 @@ def predict(program: Program, text: str, features: dict[str, dict[str, bool]]) -
 @functools.cache
 def learned(tsv: str, features: str, variant: str) -> LearnResult:
     """The program learned with feature rules from a data/ TSV and its features file,
-    once per session: several tests read the same model."""
-    return learn(data_pairs(tsv), data_features(features), Options(variant=variant, feature_rules=True))
+    once per session: several tests read the same model. `auto`'s cross-validation
+    folds run in two processes where there are two cores (the same result, sooner: the
+    suite runs one test at a time)."""
+    options = Options(variant=variant, feature_rules=True)
+    return learn(data_pairs(tsv), data_features(features), options, jobs=min(2, os.cpu_count() or 1))
 
 
 def test_final_devoicing_reaches_voiced_obstruents_never_seen():
