@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import LEARN_JOBS
 from forked import run_forked
 from fstsynth import api, dsl, dsl_parser
 from fstsynth.dsl import (
@@ -208,11 +209,10 @@ def predict(program: Program, text: str, features: dict[str, dict[str, bool]]) -
 @functools.cache
 def learned(tsv: str, features: str, variant: str) -> LearnResult:
     """The program learned with feature rules from a data/ TSV and its features file,
-    once per session: several tests read the same model. `auto`'s cross-validation
-    folds run in two processes where there are two cores (the same result, sooner: the
-    suite runs one test at a time)."""
+    once per session: several tests read the same model (`auto`'s folds in LEARN_JOBS
+    processes)."""
     options = Options(variant=variant, feature_rules=True)
-    return learn(data_pairs(tsv), data_features(features), options, jobs=min(2, os.cpu_count() or 1))
+    return learn(data_pairs(tsv), data_features(features), options, jobs=LEARN_JOBS)
 
 
 def test_final_devoicing_reaches_voiced_obstruents_never_seen():
@@ -494,7 +494,7 @@ def test_devoicing_learned_without_a_features_file_reaches_unseen_segments(tmp_p
     from fstsynth.model_file import save_model
 
     problem = read_pairs([[" ".join(s), " ".join(t)] for s, t in data_pairs("devoicing.tsv")])
-    model = learn_model(problem)
+    model = learn_model(problem, jobs=LEARN_JOBS)
     assert "ʒ" not in model.alphabet
     assert [model.apply(w) for w in ("garaːʒə", "l ɔ v ə", "n ɛ r v ə n")] == ["garaːʃ", "l ɔ f", "n ɛ r v ə"]
     save_model(model, tmp_path / "m")
@@ -527,7 +527,7 @@ def devoicing_without_f():
     """The model learned (default options, features derived from IPA) from
     data/devoicing.tsv without the pairs holding `f`, plus a held-out row `l ɔ v ə`."""
     rows = [[" ".join(s), " ".join(t)] for s, t in _devoicing_without("f")] + [["l ɔ v ə", "?"]]
-    return learn_model(read_pairs(rows))
+    return learn_model(read_pairs(rows), jobs=LEARN_JOBS)
 
 
 def test_a_learned_devoicing_writes_segments_no_word_shows(devoicing_without_f):
