@@ -59,10 +59,14 @@ def token_map_pass(examples: Sequence[TaggedExample]) -> Pass:
     tokens generalize. Tokens most often aligned to nothing or to themselves are kept.
     """
     outputs: dict[Token, dict[Word, int]] = {}
+    # Which source tokens each target token is written after, as part of their output.
+    trails: dict[Token, set[Token]] = {}
     for ex in examples:
         if ex.position != START:
             seen = outputs.setdefault(ex.word[ex.position][0], {})
             seen[ex.output] = seen.get(ex.output, 0) + 1
+            for y in ex.output[1:]:
+                trails.setdefault(y, set()).add(ex.word[ex.position][0])
     rules = []
     for x, by in _output_counts(examples).items():
         best = min(by.items(), key=lambda kv: (-kv[1], kv[0] is not None, kv[0] or ""))[0]
@@ -72,7 +76,11 @@ def token_map_pass(examples: Sequence[TaggedExample]) -> Pass:
         # all (a letter written as two): else the first token only, which the passes
         # after it complete where the context says.
         whole, count = min(outputs[x].items(), key=lambda kv: (-kv[1], kv[0]))
-        longest = len(whole) > 1 and whole[0] == best and 2 * count > sum(outputs[x].values())
+        # A token written after two other letters too is the context's (a virama between
+        # consonants, an inherent vowel at the end), not this letter's, however often
+        # this letter shows it: the passes after write it, for every letter alike.
+        context = any(len(trails[y] - {x}) >= 2 for y in whole[1:])
+        longest = len(whole) > 1 and whole[0] == best and 2 * count > sum(outputs[x].values()) and not context
         rules.append(Rule((), ReplaceBy(x, whole if longest else (best,))))
     return Pass(tuple(rules))
 
