@@ -76,10 +76,11 @@ def token_map_pass(examples: Sequence[TaggedExample]) -> Pass:
         # all (a letter written as two): else the first token only, which the passes
         # after it complete where the context says.
         whole, count = min(outputs[x].items(), key=lambda kv: (-kv[1], kv[0]))
-        # A token written after two other letters too is the context's (a virama between
-        # consonants, an inherent vowel at the end), not this letter's, however often
-        # this letter shows it: the passes after write it, for every letter alike.
-        context = any(len(trails[y] - {x}) >= 2 for y in whole[1:])
+        # A token this letter is also written without, and written after two other
+        # letters too, is the context's (a virama between consonants, an inherent vowel
+        # at the end), however often this letter shows it: the passes after write it,
+        # for every letter alike. (A digraph's `h`, in `s h` and `c h`, is always there.)
+        context = (best,) in outputs[x] and any(len(trails[y] - {x}) >= 2 for y in whole[1:])
         longest = len(whole) > 1 and whole[0] == best and 2 * count > sum(outputs[x].values()) and not context
         rules.append(Rule((), ReplaceBy(x, whole if longest else (best,))))
     return Pass(tuple(rules))
