@@ -35,7 +35,7 @@ IAST = _pairs([
     "h a s t a:ह स ् त", "m a n a s:म न स ्", "t a p a s:त प स ्", "s a r a s:स र स ्",
     "d e v a:द े व", "v i d:व ि द ्", "r a s a:र स", "p a d:प द ्",
     "n a m a s:न म स ्", "k a m a l a:क म ल", "s u t a:स ु त", "m i t r a:म ि त ् र",
-    "v a r s a:व र ् स", "r a t n a:र त ् न",
+    "v a r s a:व र ् स", "r a t n a:र त ् न", "v a j r a:व ज ् र", "m a j j a:म ज ् ज",
 ])
 
 
@@ -44,6 +44,8 @@ def test_a_token_written_after_many_letters_is_not_one_letters_own():
     # also follows t, d and r: it is the context's, and `s` maps to `स` alone.
     maps = _token_map(IAST)
     assert maps["s"] == ("स",)
+    # `j` is written with the virama in two of its three occurrences: still the context's.
+    assert maps["j"] == ("ज",)
     assert maps["k"] == ("क",)
 
 
