@@ -27,13 +27,17 @@ def rows(pattern: str) -> tuple[bool, ...]:
 @pytest.mark.parametrize(
     "hits, other, beyond",
     [
-        # 2 rows more, the other right on none of its own: 2 > sqrt(2).
+        # 2 rows more, the other right on none of its own: 2 >= sqrt(2).
         ("++++", "++..", True),
-        # 1 row more: 1 > sqrt(1) fails, a single row is noise.
+        # 1 row more: 1 >= sqrt(1), but a single row is noise.
         ("+++.", "++..", False),
-        # 1 row more net, but 3 rows differ (2 against 1): 1 > sqrt(3) fails.
+        # 1 row more net, but 3 rows differ (2 against 1): 1 >= sqrt(3) fails.
         ("+++.+", "+..++", False),
-        # 3 rows more, none against: 3 > sqrt(3).
+        # 2 rows more net, 4 rows differ (3 against 1): 2 >= sqrt(4), just.
+        ("++++.+", "+...++", True),
+        # 2 rows more net, 6 rows differ (4 against 2): 2 >= sqrt(6) fails.
+        ("++++++..", "++....++", False),
+        # 3 rows more, none against: 3 >= sqrt(3).
         ("+++++", "++...", True),
         # Behind: never.
         ("+...", "++++", False),

@@ -395,13 +395,15 @@ def _standard_error(right: int, tested: int) -> float:
 
 
 def _beyond_paired_error(hits: Sequence[bool], other: Sequence[bool]) -> bool:
-    """Whether `hits` (rows predicted right) beat `other` on the same rows by more than
-    one standard error of the difference: of b rows only `hits` gets right and c only
-    `other`, b - c > sqrt(b + c) (McNemar's: under equal accuracy, each row where they
-    differ is either's at even odds)."""
+    """Whether `hits` (rows predicted right) beat `other` on the same rows by one
+    standard error of the difference or more, and by more than one row: of b rows only
+    `hits` gets right and c only `other`, b - c >= sqrt(b + c) (McNemar's: under equal
+    accuracy, each row where they differ is either's at even odds) and b - c >= 2 (one
+    row, b = 1 and c = 0, is exactly one standard error, and no evidence)."""
     only = sum(a and not b for a, b in zip(hits, other))
     only_other = sum(b and not a for a, b in zip(hits, other))
-    return only - only_other > math.sqrt(only + only_other)
+    lead = only - only_other
+    return lead >= 2 and lead * lead >= only + only_other
 
 
 def _within_band(ranks: Iterable[int], held: Sequence[int], tested: int) -> list[int]:
