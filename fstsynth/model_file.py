@@ -38,10 +38,9 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
 from fstsynth import dsl
 from fstsynth.arrays import Array, read_npz, write_npz
@@ -169,8 +168,7 @@ def save_model(model: Model, directory: str | Path) -> None:
 # ------------------------------------------------------------------ loading
 
 
-@dataclass(frozen=True)
-class FarStages:
+class FarStages(NamedTuple):
     """Where a loaded pair's transducers are: FAR `keys`, in order, of the archive at
     `path` with checksum `sha256`, as recorded in the model JSON at `json_path` (whose
     bytes had checksum `json_sha256`). `tokens`: the word tokens among their symbols."""
@@ -322,8 +320,7 @@ def _load(stable: Path, directory: Path) -> Model:
         raise Error(f"{json_path}: damaged model JSON ({type(exc).__name__}: {exc})") from None
 
 
-@dataclass(frozen=True)
-class _Reader:
+class _Reader(NamedTuple):
     """Reads a model directory's files against the checksums of one JSON document
     (whose own bytes had checksum `json_sha256`)."""
 
