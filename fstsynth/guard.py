@@ -274,22 +274,28 @@ class Guard:
     def stop(self, wait: bool = True) -> None:
         """Stop watching. `wait=False`: do not wait for the watchdog to exit (it does as
         soon as it sees the pipe closed); for a process about to exit, which would
-        otherwise wait for the watchdog's own start-up to finish (0.1 s under load)."""
+        otherwise wait for the watchdog's own start-up to finish (0.1 s under load); SIGUSR1
+        then stays ignored, so a last reminder cannot end the process."""
         if self._write_fd is None:
             return
         wakeup, usr1 = self._saved
         signal.set_wakeup_fd(wakeup)
-        signal.signal(signal.SIGUSR1, usr1)
+        # A reminder the watchdog sends before it sees the pipe closed must neither raise
+        # MemoryLimitExceeded inside stop() nor meet SIGUSR1's default action (which ends
+        # the process): it is ignored until the watchdog has exited.
+        signal.signal(signal.SIGUSR1, signal.SIG_IGN)
         os.close(self._write_fd)
         self._write_fd = None
-        if self.proc is not None and wait:
-            import subprocess
+        if self.proc is None or not wait:
+            return  # the process ends now: SIGUSR1 stays ignored
+        import subprocess
 
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        signal.signal(signal.SIGUSR1, usr1)
 
 
 def start(limit: int | None) -> Guard:

@@ -118,12 +118,15 @@ JUMP = textwrap.dedent(
     """
     import os, sys, time
     from fstsynth import guard
+    ballast = b"x" * (130 << 20)
     page = os.sysconf("SC_PAGE_SIZE")
     with open("/proc/self/statm") as f:
-        base = int(f.read().split()[1]) * page
-    limit = base + (100 << 20)
-    g = guard.start(limit)
-    ballast = b"x" * (int(1.3 * limit) - base)  # one call: from under the limit to past 1.25 times it
+        used = int(f.read().split()[1]) * page
+    # The watchdog's first reading is 1.3 times the limit: what it saw after one call took
+    # a command from under the limit to past 1.25 times it. (Allocating after the start
+    # would not be deterministic: the pages fill one by one, and a reading in the middle
+    # sees the rest of the filling as growth.)
+    g = guard.start(int(used / 1.3))
     try:
         while True:
             time.sleep(0.01)
@@ -131,6 +134,7 @@ JUMP = textwrap.dedent(
         guard.acknowledge_stop()
         time.sleep(float(sys.argv[1]))  # stopping, neither growing nor using CPU
         print("stopped", flush=True)
+        g.stop()  # as the CLI does when a command ends
         sys.exit(2)
     """
 )
@@ -140,13 +144,40 @@ def test_a_command_first_seen_past_the_kill_line_gets_to_stop_while_it_does_not_
     """The race behind learn's SIGKILL under a 150 MB limit: one library call took it
     from under the limit to 192 MB, past 1.25 times the limit, between two readings,
     and the next reading killed it while it was stopping. Growth counts from the first
-    reading over the limit. (Deterministic: whenever the watchdog reads, its first
-    reading over the limit is 1.3 times it.)"""
+    reading over the limit. (Deterministic: the watchdog's first reading is over the
+    limit, at 1.3 times it.)"""
     stopping = 1.0  # four readings of the watchdog
     proc = subprocess.run(
         [sys.executable, "-c", JUMP, str(stopping)], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120
     )
     assert (proc.returncode, proc.stdout, proc.stderr) == (2, "stopped\n", "")
+
+
+REMINDER_WHILE_STOPPING = textwrap.dedent(
+    """
+    import os, signal, sys
+    from fstsynth import guard
+    g = guard.start(1 << 40)
+    waiting = g.proc.wait
+    def reminded_while_waiting(timeout=None):
+        os.kill(os.getpid(), signal.SIGUSR1)  # the watchdog's reminder, sent before it saw the pipe closed
+        return waiting(timeout)
+    g.proc.wait = reminded_while_waiting
+    g.stop()
+    print(signal.getsignal(signal.SIGUSR1) is signal.SIG_DFL, flush=True)
+    """
+)
+
+
+def test_a_reminder_that_arrives_while_the_watchdog_stops_is_ignored():
+    """stop() used to put SIGUSR1's default action back before the watchdog had exited:
+    a reminder sent in that window ended the command with -SIGUSR1 instead of its own exit
+    code (seen as -10 for the stopping command above, under load). After stop() the
+    previous handler is back."""
+    proc = subprocess.run(
+        [sys.executable, "-c", REMINDER_WHILE_STOPPING], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=60
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "True\n", "")
 
 
 CPP = textwrap.dedent(
