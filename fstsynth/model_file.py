@@ -454,7 +454,7 @@ def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Mode
 
 def _row_words(cells: list[str | None], width: int) -> tuple[tuple[Word | None, ...], ...]:
     """The training rows' cells (all rows' cells in order, `width` per row) as words.
-    (Split by maps, without a Python call per cell: they were two fifths of loading a
+    (Split by maps, without a Python call per cell: they were a fifth of loading a
     model of 1,000 rows, and `apply` loads them too.)"""
     if None in cells:
         words: list[Word | None] = [None if cell is None else tuple(cell.split()) for cell in cells]
