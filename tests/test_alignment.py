@@ -10,9 +10,9 @@ from fstsynth.alignment import (
     examples_from_alignment,
     examples_from_pair,
     is_vowel,
-    learn_affinity,
     with_vowel_classes,
 )
+from fstsynth.alignment_affinity import learn_affinity
 
 
 def outputs(source, target, mode="global"):
@@ -250,7 +250,7 @@ def _shown(source, target, columns):
 def test_a_digraph_is_aligned_one_way_in_every_word():
     # n j -> њ: either n or j could take њ at the same score; the aligner once chose by
     # the rest of the word. The first takes it, the second is deleted, in every word.
-    from fstsynth.alignment import learn_affinity
+    from fstsynth.alignment_affinity import learn_affinity
 
     words = ["konj:коњ", "njiva:њива", "banja:бања", "nos:нос", "jug:југ", "tanjir:тањир", "jazo:јазо"]
     table = dict(zip("konjivabsugtrz", "коњивабсугтрз"))
@@ -267,7 +267,8 @@ def test_a_digraph_is_aligned_one_way_in_every_word():
 def test_a_letter_written_as_two_takes_both():
     # я -> j a: the aligner matches я with a and leaves j inserted after the token
     # before (or at the start); `leads` gives the j to я in every word.
-    from fstsynth.alignment import learn_affinity, learn_leads
+    from fstsynth.alignment import learn_leads
+    from fstsynth.alignment_affinity import learn_affinity
 
     words = ["моя:moja", "яма:jama", "воля:volja", "мама:mama", "вода:voda", "ляля:ljalja", "лом:lom",
              "мой:moj", "йод:jod", "край:kraj", "вой:voj", "дай:daj"]
@@ -286,7 +287,8 @@ def test_a_letter_written_as_two_takes_both():
 def test_an_insertion_that_follows_a_token_more_often_is_left_to_it():
     # A prefix (ge-) is inserted at the start of every word: it follows the start more
     # often than it leads any letter, even one most words start with.
-    from fstsynth.alignment import learn_affinity, learn_leads
+    from fstsynth.alignment import learn_leads
+    from fstsynth.alignment_affinity import learn_affinity
 
     words = ["slib:geslib", "sla:gesla", "sok:gesok", "klag:geklag", "sip:gesip"]
     pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
