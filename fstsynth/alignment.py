@@ -2,8 +2,6 @@
 
 Public API:
     Example, align_pair(source, target, ...), examples_from_pair(source, target, ...)
-    is_vowel(token, features), with_vowel_classes(features, tokens)
-    learn_affinity(pairs, features, mode) -> Affinity
     token_scorer(source, target, vowels, affinity), deletions_first(source, columns)
         (shared with `fstsynth.chunks`)
 
@@ -15,7 +13,7 @@ digits) are aligned one to one without lingpy.
 
 Tokens are compared by identity, then by their letter without diacritics (`é`/`e`),
 then by vowel/consonant class. That says nothing when the two sides are written
-differently (a script and its transcription, `ð` -> `j`): `learn_affinity` learns,
+differently (a script and its transcription, `ð` -> `j`): `alignment_affinity` learns,
 from all the training pairs of a column pair, which source token corresponds to which
 target token (hard EM over alignments, started from word-level co-occurrence), and the
 scorer then rewards those pairs. It only ever raises a pair's score, and never to the
@@ -31,6 +29,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Mapping, Sequence
+from fstsynth.features import is_vowel
 from fstsynth.types import Token, Word, Features
 
 # lingpy logs at INFO on its first import and may configure the root logger: silence
@@ -53,57 +52,6 @@ Affinity = Mapping[tuple[Token, Token], float]
 
 START = -1
 GAP = "-"
-
-_VOWEL_LETTERS = set(
-    "aeiouyæøœɑɒɐəɘɚɛɜɝɞɤɨɪɯɵɶʉʊʌʏɔɿʮåäöüáéíóúàèìòùâêîôûāēīōūăĕĭŏŭąęįųǫ"
-    "аеёиоуыэюяіїєѣ"  # Cyrillic
-    "αεηιουωάέήίόύώ"  # Greek
-)
-# Brahmic scripts (Devanagari and its kin) name their vowels in Unicode: independent
-# vowel letters "<SCRIPT> LETTER AA" and dependent signs "<SCRIPT> VOWEL SIGN AA".
-_BRAHMIC_VOWELS = {"A", "AA", "I", "II", "U", "UU", "E", "EE", "AI", "O", "OO", "AU"}
-
-
-def _unicode_vowel(char: str) -> bool:
-    name = unicodedata.name(char, "")
-    if " VOWEL SIGN " in name:
-        return True
-    script, sep, letter = name.partition(" LETTER ")
-    if not sep or script.startswith(("LATIN", "CYRILLIC", "GREEK")):
-        return False
-    return letter in _BRAHMIC_VOWELS or letter.startswith("VOCALIC ")
-
-
-def is_vowel(token: Token, features: Features) -> bool:
-    """A vowel by the problem's `vowel` feature, or else by its first letter."""
-    feats = features.get(token)
-    if feats is not None and "vowel" in feats:
-        return bool(feats["vowel"])
-    base = unicodedata.normalize("NFD", token)[:1].lower()
-    return base in _VOWEL_LETTERS or (bool(base) and _unicode_vowel(base))
-
-
-def with_vowel_classes(features: Features, tokens: Sequence[Token]) -> dict[Token, dict[str, bool]]:
-    """The problem's features, plus `vowel`/`cons` for every token that has no `vowel`
-    feature, from what its first character is (Unicode knowledge, not the data).
-
-    The vowel/consonant distinction is the one the paper adds by hand to every problem
-    it can; a user's TSV or a problem in another script often gives none, and without
-    it a rule such as "insert a vowel after a consonant" cannot be said in general.
-    A sign that is neither (a virama, a stress digit, an apostrophe) gets both false.
-    """
-    out = {tok: dict(f) for tok, f in features.items()}
-    for tok in sorted(set(tokens)):
-        feats = out.setdefault(tok, {})
-        if "vowel" in feats:
-            continue
-        vowel = is_vowel(tok, features)
-        base = unicodedata.normalize("NFD", tok)[:1]
-        feats["vowel"] = vowel
-        if "cons" not in feats:
-            feats["cons"] = not vowel and bool(base) and unicodedata.category(base).startswith("L")
-    return out
-
 
 @dataclass(frozen=True)
 class Example:
@@ -489,111 +437,3 @@ def examples_from_pair(
     return examples_from_alignment(
         source, target, align_pair(source, target, features, mode, affinity, one_to_one)
     )
-
-
-# Affinities below this Dice coefficient are noise in a few dozen words.
-_MIN_DICE = 0.25
-_MAX_AFFINITY = 0.9  # below an identical token's 1.0
-
-
-def _dice_affinity(counts: Mapping[tuple[Token, Token], float], src: Mapping[Token, float],
-                   tgt: Mapping[Token, float]) -> dict[tuple[Token, Token], float]:
-    out = {}
-    for (x, y), c in counts.items():
-        if x == y or c < 2:
-            continue
-        dice = 2 * c / (src[x] + tgt[y])
-        if dice >= _MIN_DICE:
-            out[(x, y)] = _MAX_AFFINITY * dice
-    return out
-
-
-def _competitive_links(
-    co: Mapping[tuple[Token, Token], float], n_src: Mapping[Token, float], n_tgt: Mapping[Token, float]
-) -> dict[tuple[Token, Token], float]:
-    """Competitive linking (Melamed 2000): link token pairs one to one, by decreasing
-    Dice coefficient, each token at most once; frequent tokens co-occur with
-    everything, and linking keeps only the pairs that explain each other best."""
-    ranked = sorted(
-        ((2 * c / (n_src[x] + n_tgt[y]), x, y) for (x, y), c in co.items() if c >= 2),
-        key=lambda item: (-item[0], item[1], item[2]),
-    )
-    used_x: set[Token] = set()
-    used_y: set[Token] = set()
-    out = {}
-    for dice, x, y in ranked:
-        if dice < _MIN_DICE:
-            break
-        if x in used_x or y in used_y:
-            continue
-        used_x.add(x)
-        used_y.add(y)
-        out[(x, y)] = _MAX_AFFINITY * dice
-    return out
-
-
-def learn_affinity(
-    pairs: Sequence[tuple[Word, Word]],
-    features: Features,
-    mode: str = "global",
-    rounds: int = 2,
-    check: Callable[[], None] | None = None,
-) -> dict[tuple[Token, Token], float]:
-    """Which source token corresponds to which (different) target token, learned from
-    the training pairs of one column pair.
-
-    Start: competitive linking on word-level co-occurrence of the tokens that the other
-    side never uses (a script's letters and their transcription). Then `rounds` of hard
-    EM: align every pair with the current affinities and re-estimate them as the Dice
-    coefficient of aligned (substituted) token pairs; the co-occurrence links stay as a
-    floor, since one bad early alignment must not erase them. Deterministic: counts and
-    sorted iteration only. `check` is called before each pair is aligned (a deadline
-    raises there).
-    """
-    src_vocab = {t for s, _ in pairs for t in s}
-    tgt_vocab = {t for _, tgt in pairs for t in tgt}
-    n_src: dict[Token, float] = {}
-    n_tgt: dict[Token, float] = {}
-    co: dict[tuple[Token, Token], float] = {}
-    for s, t in pairs:
-        if check is not None:
-            check()
-        ss = {x for x in s if x not in tgt_vocab}
-        ts = {y for y in t if y not in src_vocab}
-        for x in ss:
-            n_src[x] = n_src.get(x, 0) + 1
-        for y in ts:
-            n_tgt[y] = n_tgt.get(y, 0) + 1
-        for x in ss:
-            for y in ts:
-                co[(x, y)] = co.get((x, y), 0) + 1
-    links = _competitive_links(co, n_src, n_tgt)
-    target_tokens = [y for _, t in pairs for y in t]
-    if sum(y in src_vocab for y in target_tokens) * 2 >= len(target_tokens):
-        # Most target tokens are written as in the source (a word and its inflected
-        # form, not a transcription): a token only one side uses is an affix's or a
-        # neutralization's, and co-occurrence alone linked the Dutch plural's `ə`,
-        # deleted in every singular, with `p`, the devoiced `b`. There, a link of a
-        # vowel with a consonant is left out.
-        links = {
-            (x, y): v for (x, y), v in links.items() if is_vowel(x, features) == is_vowel(y, features)
-        }
-    affinity = dict(links)
-    for _ in range(rounds):
-        counts: dict[tuple[Token, Token], float] = {}
-        c_src: dict[Token, float] = {}
-        c_tgt: dict[Token, float] = {}
-        for s, t in pairs:
-            if check is not None:
-                check()
-            for x in s:
-                c_src[x] = c_src.get(x, 0) + 1
-            for y in t:
-                c_tgt[y] = c_tgt.get(y, 0) + 1
-            for ci, cj in align_pair(s, t, features, mode, affinity, one_to_one=False):
-                if ci is not None and cj is not None:
-                    key = (s[ci], t[cj])
-                    counts[key] = counts.get(key, 0) + 1
-        learned = _dice_affinity(counts, c_src, c_tgt)
-        affinity = {k: max(links.get(k, -1.0), learned.get(k, -1.0)) for k in sorted(set(links) | set(learned))}
-    return affinity

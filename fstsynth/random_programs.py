@@ -20,7 +20,7 @@ import dataclasses
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, TypeVar
 
 from fstsynth.dsl import (
     BOUNDARY,
@@ -45,6 +45,9 @@ from fstsynth.dsl import (
     TransformationApplied,
 )
 from fstsynth.types import Token, Word
+
+if TYPE_CHECKING:
+    from fstsynth.synthesis import Options
 
 T = TypeVar("T")
 
@@ -230,10 +233,12 @@ def learn_back(
     max_conjuncts: int = 1,
     n_train: int = 80,
     n_heldout: int = 300,
+    options: Options | None = None,
 ) -> dict[str, Any]:
     """Self-consistency for one seed: a random program makes `n_train` pairs (by the
-    interpreter), the learner (default options) learns them back; reports whether the
-    learned program, run by the interpreter, reproduces every training pair (and
+    interpreter), the learner (`options`; default: `Options()`) learns them back;
+    reports whether the learned program, run by the interpreter, reproduces every
+    training pair (and
     whether the learner's own count says the same), and its agreement with the original
     on `n_heldout` other random words."""
     from fstsynth.dsl import to_json as dsl_to_json
@@ -246,7 +251,7 @@ def learn_back(
     heldout = [random_word(rng, ALPHABET, 1, 7) for _ in range(n_heldout)]
     pairs = [(w, run(program, w, FEATURES)) for w in train_words]
     started = time.perf_counter()
-    result = learn(pairs, FEATURES, Options())
+    result = learn(pairs, FEATURES, Options() if options is None else options)
     seconds = time.perf_counter() - started
     agree = sum(run(result.program, w, FEATURES) == run(program, w, FEATURES) for w in heldout)
     reproduced = sum(run(result.program, s, FEATURES) == t for s, t in pairs)

@@ -295,7 +295,8 @@ def check_pynini_export(model, problem, work) -> dict:
     tokens) replaced by tokens never seen.
 
     Returns {"pairs", "words", "mismatches" (a few, as (key, word, got, expected)),
-    "export_seconds", "far_seconds"}."""
+    "export_seconds", "far_seconds", "grammar" (the exported module, loaded), "far"
+    (the FAR it wrote, open)}."""
     import os
     import subprocess
     import sys
@@ -342,5 +343,5 @@ def check_pynini_export(model, problem, work) -> dict:
                 mismatches.append((key, word, got, expected))
     return {
         "pairs": len(model.pairs), "words": words_checked, "mismatches": mismatches,
-        "export_seconds": exported - started, "far_seconds": built - exported,
+        "export_seconds": exported - started, "far_seconds": built - exported, "grammar": grammar, "far": far,
     }

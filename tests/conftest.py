@@ -66,6 +66,12 @@ def _learn_benchmark(path: Path):
     return problem, learn_model(problem, options)
 
 
+#: Worker processes for `auto`'s cross-validation folds in the tests that learn with it
+#: (`learn_model(..., jobs=LEARN_JOBS)`: the same model, sooner): the suite runs one test
+#: at a time, and a second core would be idle.
+LEARN_JOBS = min(2, os.cpu_count() or 1)
+
+
 def in_workers(function: Callable[[Any], Any], items: Iterable[Any], workers: int = 2) -> list[Future]:
     """`function` on each item, in up to `workers` processes (fewer on a machine with
     fewer cores): a future per item, in order, each done. The suite runs one test at a
@@ -99,4 +105,4 @@ def paradigm_default():
     from fstsynth.synthesis import Options
 
     problem = load_problem(DATA / "paradigm.json")
-    return problem, learn_model(problem, Options())
+    return problem, learn_model(problem, Options(), jobs=LEARN_JOBS)

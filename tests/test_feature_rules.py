@@ -3,11 +3,16 @@ inventory they map tokens into; and the learner finding such rules."""
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import LEARN_JOBS
+from forked import run_forked
 from fstsynth import api, dsl, dsl_parser
 from fstsynth.dsl import (
     BOUNDARY,
@@ -25,7 +30,7 @@ from fstsynth.learning import learn_model
 from fstsynth.problem import load_features, read_pairs, with_features
 from fstsynth.tables import UNK
 from fstsynth.interpreter import START, apply_transformation, eval_predicate, run, run_many
-from fstsynth.synthesis import Deadline, Options, learn, tagged_examples
+from fstsynth.synthesis import Deadline, LearnResult, Options, learn, tagged_examples
 from fstsynth.synthesis.feature_changes import feature_transformations
 from fstsynth.synthesis.learner import configured
 
@@ -201,7 +206,13 @@ def predict(program: Program, text: str, features: dict[str, dict[str, bool]]) -
     return " ".join(run(program, tuple(text.split()), features))
 
 
-FEATURE_RULES = Options(variant="feature", feature_rules=True)
+@functools.cache
+def learned(tsv: str, features: str, variant: str) -> LearnResult:
+    """The program learned with feature rules from a data/ TSV and its features file,
+    once per session: several tests read the same model (`auto`'s folds in LEARN_JOBS
+    processes)."""
+    options = Options(variant=variant, feature_rules=True)
+    return learn(data_pairs(tsv), data_features(features), options, jobs=LEARN_JOBS)
 
 
 def test_final_devoicing_reaches_voiced_obstruents_never_seen():
@@ -210,7 +221,7 @@ def test_final_devoicing_reaches_voiced_obstruents_never_seen():
     seen = {tok for source, target in pairs for tok in source + target}
     assert not {"v", "ʒ"} & {tok for source, _ in pairs for tok in source[-2:]}
     assert "ʒ" not in seen
-    result = learn(pairs, features, FEATURE_RULES)
+    result = learned("devoicing.tsv", "devoicing-features.json", "feature")
     assert result.train_correct == result.train_total
     assert any(isinstance(rule.transformation, SetFeatures) for p in result.program.passes for rule in p.rules)
     assert predict(result.program, "l ɔ v ə", features) == "l ɔ f"
@@ -221,9 +232,8 @@ def test_final_devoicing_reaches_voiced_obstruents_never_seen():
 
 
 def test_final_devoicing_is_the_program_auto_picks():
-    pairs = data_pairs("devoicing.tsv")
     features = data_features("devoicing-features.json")
-    result = learn(pairs, features, Options(feature_rules=True))
+    result = learned("devoicing.tsv", "devoicing-features.json", "auto")
     assert result.variant == "feature"
     assert predict(result.program, "g a r aː ʒ ə", features) == "g a r aː ʃ"
 
@@ -232,7 +242,7 @@ def test_english_past_reads_final_sounds_by_their_features():
     pairs = data_pairs("english-past.tsv")
     features = data_features("english-features.json")
     assert not {"z", "ð"} & {tok for source, _ in pairs for tok in source}
-    result = learn(pairs, features, FEATURE_RULES)
+    result = learned("english-past.tsv", "english-features.json", "feature")
     assert predict(result.program, "b ʌ z", features) == "b ʌ z d"
     assert predict(result.program, "b r iː ð", features) == "b r iː ð d"
     assert predict(result.program, "m ɪ k s", features) == "m ɪ k s t"
@@ -244,7 +254,7 @@ def test_turkish_plural_follows_the_last_vowel(variant):
     pairs = data_pairs("turkish-plural.tsv")
     features = data_features("turkish-features.json")
     assert all(not features[source[-1]]["vowel"] for source, _ in pairs)
-    result = learn(pairs, features, Options(variant=variant, feature_rules=True))
+    result = learned("turkish-plural.tsv", "turkish-features.json", variant)
     assert predict(result.program, "e l m a", features) == "e l m a l a r"
     assert predict(result.program, "m a s a", features) == "m a s a l a r"
     assert predict(result.program, "k a h v e", features) == "k a h v e l e r"
@@ -296,7 +306,7 @@ def test_no_rule_of_a_learned_pass_is_redundant_on_its_training_rows():
     (English past: "-t after a voiceless non-coronal" went, "-t at the end" stayed)."""
     pairs = data_pairs("english-past.tsv")
     features = data_features("english-features.json")
-    program = learn(pairs, features, FEATURE_RULES).program
+    program = learned("english-past.tsv", "english-features.json", "feature").program
     assert len(program.passes) == 1
     rules = program.passes[0].rules
 
@@ -439,16 +449,19 @@ def test_with_a_features_file_a_token_outside_it_stays_unk():
     assert pair.reading(("t", "aː", "ɣ", "ə"))[0] == ("t", "aː", UNK, "ə")
 
 
-def _apply_cli(model_dir: Path, *args: str, stdin: str = ""):
-    import os
-    import subprocess
-    import sys
+def _main() -> None:
+    from fstsynth.__main__ import main
 
-    root = Path(__file__).resolve().parent.parent
-    return subprocess.run(
-        [sys.executable, "-m", "fstsynth", "apply", str(model_dir), *args], input=stdin.encode(),
-        capture_output=True, env=dict(os.environ, PYTHONPATH=str(root)), cwd=root,
-    )
+    main()
+
+
+def _apply_cli(model_dir: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    """`fstsynth apply MODEL_DIR ARGS` as `python -m fstsynth` runs it, in a child forked
+    from this process (tests/forked.py): a new interpreter would spend seconds importing
+    lingpy, which reading an unseen token by its IPA features imports."""
+    argv = ["fstsynth", "apply", str(model_dir), *args]
+    code, out, err = run_forked(_main, argv, stdin.encode(), dict(os.environ, PYTHONPATH=str(DATA.parent)))
+    return subprocess.CompletedProcess(argv, code, out, err)
 
 
 def test_apply_reads_unseen_tokens_by_their_features_and_says_so(ipa_devoicing):
@@ -481,7 +494,7 @@ def test_devoicing_learned_without_a_features_file_reaches_unseen_segments(tmp_p
     from fstsynth.model_file import save_model
 
     problem = read_pairs([[" ".join(s), " ".join(t)] for s, t in data_pairs("devoicing.tsv")])
-    model = learn_model(problem)
+    model = learn_model(problem, jobs=LEARN_JOBS)
     assert "ʒ" not in model.alphabet
     assert [model.apply(w) for w in ("garaːʒə", "l ɔ v ə", "n ɛ r v ə n")] == ["garaːʃ", "l ɔ f", "n ɛ r v ə"]
     save_model(model, tmp_path / "m")
@@ -509,12 +522,19 @@ def test_written_by_names_the_ipa_segment_a_change_writes():
     assert written_by({"v": {"voice": True}}, [(("voice", False),)]) == {}  # a features file says it all
 
 
-def test_a_learned_devoicing_writes_segments_no_word_shows():
+@pytest.fixture(scope="module")
+def devoicing_without_f():
+    """The model learned (default options, features derived from IPA) from
+    data/devoicing.tsv without the pairs holding `f`, plus a held-out row `l ɔ v ə`."""
+    rows = [[" ".join(s), " ".join(t)] for s, t in _devoicing_without("f")] + [["l ɔ v ə", "?"]]
+    return learn_model(read_pairs(rows), jobs=LEARN_JOBS)
+
+
+def test_a_learned_devoicing_writes_segments_no_word_shows(devoicing_without_f):
     """`f` is in no word; `v` is (never word-finally): the model learned with a held-out
     row ending in `v ə` writes `f` there, through the tables and the interpreter alike."""
     pairs = _devoicing_without("f")
-    rows = [[" ".join(s), " ".join(t)] for s, t in pairs] + [["l ɔ v ə", "?"]]
-    model = learn_model(read_pairs(rows))
+    model = devoicing_without_f
     assert "f" in model.alphabet
     pm = model.only_pair()
     assert pm.predict(("l", "ɔ", "v", "ə")) == ("l", "ɔ", "f")
@@ -523,11 +543,11 @@ def test_a_learned_devoicing_writes_segments_no_word_shows():
     assert pm.train_correct == len(pairs)
 
 
-def test_an_unseen_segment_becomes_the_ipa_segment_the_change_writes():
+def test_an_unseen_segment_becomes_the_ipa_segment_the_change_writes(devoicing_without_f):
     """Neither `ð` nor `θ` in training (nor `β`, `ɸ`): `ð` is read by its IPA features,
     and devoiced it is `θ`, which the model does not know either; tokens it knows map
     as before."""
-    model = learn_model(read_pairs([[" ".join(s), " ".join(t)] for s, t in _devoicing_without("f")]))
+    model = devoicing_without_f
     pm = model.only_pair()
     assert "SetFeatures" in str(pm.program)
     assert not {"ð", "θ", "β", "ɸ"} & set(model.alphabet)

@@ -109,6 +109,7 @@ def test_domain_types_have_one_home():
 TESTED_ELSEWHERE = {
     "fstsynth": ["test_api.py"],  # the package's public API is `fstsynth.api`'s
     "fstsynth.__main__": ["test_cli.py"],  # the entry point of the commands
+    "fstsynth.alignment_affinity": ["test_alignment.py", "test_transliteration.py"],  # affinity, then the token map
     "fstsynth.arrays": ["test_tables.py"],
     "fstsynth.console": ["test_progress.py"],  # the command line's view of the progress reports
     "fstsynth.drawing": ["test_exports.py", "test_report.py"],

@@ -63,6 +63,12 @@ def token_map_pass(examples: Sequence[TaggedExample]) -> Pass:
         if ex.position != START:
             seen = outputs.setdefault(ex.word[ex.position][0], {})
             seen[ex.output] = seen.get(ex.output, 0) + 1
+    # The letters each target token trails in some of their outputs and not in others.
+    optional: dict[Token, set[Token]] = {}
+    for x, written in outputs.items():
+        for y in {y for out in written for y in out[1:]}:
+            if any(y not in out[1:] for out in written):
+                optional.setdefault(y, set()).add(x)
     rules = []
     for x, by in _output_counts(examples).items():
         best = min(by.items(), key=lambda kv: (-kv[1], kv[0] is not None, kv[0] or ""))[0]
@@ -72,7 +78,13 @@ def token_map_pass(examples: Sequence[TaggedExample]) -> Pass:
         # all (a letter written as two): else the first token only, which the passes
         # after it complete where the context says.
         whole, count = min(outputs[x].items(), key=lambda kv: (-kv[1], kv[0]))
-        longest = len(whole) > 1 and whole[0] == best and 2 * count > sum(outputs[x].values())
+        # A token that two other letters or more are written with in some words and
+        # without in others is the context's (a virama between consonants, an inherent
+        # vowel at the end), however often this letter shows it: the passes after write
+        # it, for every letter alike. (A digraph's `h`, in `s h` and `c h`, is always
+        # there.)
+        context = any(len(optional.get(y, set()) - {x}) >= 2 for y in whole[1:])
+        longest = len(whole) > 1 and whole[0] == best and 2 * count > sum(outputs[x].values()) and not context
         rules.append(Rule((), ReplaceBy(x, whole if longest else (best,))))
     return Pass(tuple(rules))
 

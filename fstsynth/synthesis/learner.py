@@ -25,7 +25,8 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence, Sized
 
-from fstsynth.alignment import examples_from_alignment, learn_affinity, learn_leads, shared_ending
+from fstsynth.alignment import examples_from_alignment, learn_leads, shared_ending
+from fstsynth.alignment_affinity import learn_affinity
 from fstsynth.chunks import chunk_alignments
 from fstsynth.dsl import Pass, Program, TaggedToken
 from fstsynth.features import without_derived

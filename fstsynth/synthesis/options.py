@@ -32,7 +32,7 @@ class Options:
     # variant of `auto` included) and compilation together (`Deadline`).
     time_limit: float | None = None
     # Learn which source token corresponds to which target token before aligning
-    # (`alignment.learn_affinity`): needed when the two columns use different symbols.
+    # (`alignment_affinity.learn_affinity`): needed when the two columns use different symbols.
     affinity: bool = True
     # Alignment by the chunks of the whole column pair (`fstsynth.chunks`): "off" (word
     # by word), "on", or "cv" (`auto` also tries it, and takes it where cross-validation
