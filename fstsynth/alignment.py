@@ -2,7 +2,6 @@
 
 Public API:
     Example, align_pair(source, target, ...), examples_from_pair(source, target, ...)
-    is_vowel(token, features), with_vowel_classes(features, tokens)
     token_scorer(source, target, vowels, affinity), deletions_first(source, columns)
         (shared with `fstsynth.chunks`)
 
@@ -30,6 +29,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Mapping, Sequence
+from fstsynth.features import is_vowel
 from fstsynth.types import Token, Word, Features
 
 # lingpy logs at INFO on its first import and may configure the root logger: silence
@@ -52,57 +52,6 @@ Affinity = Mapping[tuple[Token, Token], float]
 
 START = -1
 GAP = "-"
-
-_VOWEL_LETTERS = set(
-    "aeiouyæøœɑɒɐəɘɚɛɜɝɞɤɨɪɯɵɶʉʊʌʏɔɿʮåäöüáéíóúàèìòùâêîôûāēīōūăĕĭŏŭąęįųǫ"
-    "аеёиоуыэюяіїєѣ"  # Cyrillic
-    "αεηιουωάέήίόύώ"  # Greek
-)
-# Brahmic scripts (Devanagari and its kin) name their vowels in Unicode: independent
-# vowel letters "<SCRIPT> LETTER AA" and dependent signs "<SCRIPT> VOWEL SIGN AA".
-_BRAHMIC_VOWELS = {"A", "AA", "I", "II", "U", "UU", "E", "EE", "AI", "O", "OO", "AU"}
-
-
-def _unicode_vowel(char: str) -> bool:
-    name = unicodedata.name(char, "")
-    if " VOWEL SIGN " in name:
-        return True
-    script, sep, letter = name.partition(" LETTER ")
-    if not sep or script.startswith(("LATIN", "CYRILLIC", "GREEK")):
-        return False
-    return letter in _BRAHMIC_VOWELS or letter.startswith("VOCALIC ")
-
-
-def is_vowel(token: Token, features: Features) -> bool:
-    """A vowel by the problem's `vowel` feature, or else by its first letter."""
-    feats = features.get(token)
-    if feats is not None and "vowel" in feats:
-        return bool(feats["vowel"])
-    base = unicodedata.normalize("NFD", token)[:1].lower()
-    return base in _VOWEL_LETTERS or (bool(base) and _unicode_vowel(base))
-
-
-def with_vowel_classes(features: Features, tokens: Sequence[Token]) -> dict[Token, dict[str, bool]]:
-    """The problem's features, plus `vowel`/`cons` for every token that has no `vowel`
-    feature, from what its first character is (Unicode knowledge, not the data).
-
-    The vowel/consonant distinction is the one the paper adds by hand to every problem
-    it can; a user's TSV or a problem in another script often gives none, and without
-    it a rule such as "insert a vowel after a consonant" cannot be said in general.
-    A sign that is neither (a virama, a stress digit, an apostrophe) gets both false.
-    """
-    out = {tok: dict(f) for tok, f in features.items()}
-    for tok in sorted(set(tokens)):
-        feats = out.setdefault(tok, {})
-        if "vowel" in feats:
-            continue
-        vowel = is_vowel(tok, features)
-        base = unicodedata.normalize("NFD", tok)[:1]
-        feats["vowel"] = vowel
-        if "cons" not in feats:
-            feats["cons"] = not vowel and bool(base) and unicodedata.category(base).startswith("L")
-    return out
-
 
 @dataclass(frozen=True)
 class Example:

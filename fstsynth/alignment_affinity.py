@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Sequence
 
-from fstsynth.alignment import align_pair, is_vowel
+from fstsynth.alignment import align_pair
+from fstsynth.features import is_vowel
 from fstsynth.types import Features, Token, Word
 
 # Affinities below this Dice coefficient are noise in a few dozen words.

@@ -21,8 +21,7 @@ import io
 import re
 import sys
 import zipfile
-from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, Mapping
+from typing import IO, TYPE_CHECKING, Any, Mapping, NamedTuple
 
 from fstsynth.errors import UserError
 
@@ -42,20 +41,26 @@ class Error(UserError):
     """An archive or array is not one of the tables' (damaged, or not written by numpy)."""
 
 
-@dataclass(frozen=True, eq=False)
-class Array:
-    """An integer array: numpy type `dtype` (one of `_TYPES`), `shape`, and its values
-    as bytes in C order."""
-
+class _ArrayFields(NamedTuple):
     dtype: str
     shape: tuple[int, ...]
     data: bytes
 
-    def __post_init__(self) -> None:
-        if self.dtype not in _TYPES:
-            raise Error(f"unsupported array type {self.dtype!r}")
-        if len(self.data) != self.size * _TYPES[self.dtype][1]:
-            raise Error(f"array of shape {self.shape} has {len(self.data)} bytes")
+
+class Array(_ArrayFields):
+    """An integer array: numpy type `dtype` (one of `_TYPES`), `shape`, and its values
+    as bytes in C order. (A NamedTuple, not a dataclass: making a dataclass is code
+    compiled at import, a share of every `apply`'s start-up.)"""
+
+    __slots__ = ()
+
+    def __new__(cls, dtype: str, shape: tuple[int, ...], data: bytes) -> "Array":
+        if dtype not in _TYPES:
+            raise Error(f"unsupported array type {dtype!r}")
+        made = super().__new__(cls, dtype, shape, data)
+        if len(data) != made.size * _TYPES[dtype][1]:
+            raise Error(f"array of shape {shape} has {len(data)} bytes")
+        return made
 
     @classmethod
     def of(cls, values: "np.ndarray", dtype: str | None = None) -> "Array":

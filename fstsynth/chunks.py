@@ -39,7 +39,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from fstsynth.alignment import Affinity, Leads, deletions_first, token_scorer, align_pair, is_vowel
+from fstsynth.alignment import Affinity, Leads, deletions_first, token_scorer, align_pair
+from fstsynth.features import is_vowel
 from fstsynth.types import Features, Token, Word
 
 #: Target tokens one source token may write (2: a letter written as two, `x` -> `k s`).

@@ -5,9 +5,10 @@ Public API:
     is_derived(features), read_by_ipa(tokens, features), written_by(features, changes)
     WithUnseen(features, unseen)
     Inventory, inventory(features)  (feature bundles -> tokens, for SetFeatures and Agree)
+    is_vowel(token, features), with_vowel_classes(features, tokens)
 
 A problem's own feature table says what its tokens are; a user's TSV often has none,
-and then only vowel/consonant classes from Unicode (`alignment.with_vowel_classes`).
+and then only vowel/consonant classes from Unicode (`with_vowel_classes`).
 Tokens that are exactly one IPA segment of panphon's table (`ʐ`, `t͡ʃ`, `kʲ`, and plain
 letters that are also IPA symbols) get its features, named with the `DERIVED` prefix
 (`ipa.voi`), so that they never mix with the problem's own. A feature holds where
@@ -22,7 +23,7 @@ import importlib.util
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from fstsynth.types import Features, Token
 
@@ -133,9 +134,6 @@ def read_by_ipa(tokens: Iterable[Token], features: Features) -> dict[Token, dict
     derived = ipa_features(wanted)
     if len(derived) != len(wanted):
         return None
-    # (Imported only now: it imports lingpy, seconds of `apply` on any unseen token.)
-    from fstsynth.alignment import with_vowel_classes
-
     names = {name for feats in features.values() for name in feats}
     classes = with_vowel_classes({}, wanted)
     return {
@@ -337,3 +335,53 @@ def inventory(features: Features) -> Inventory:
     made = _INVENTORIES[id(features)] = Inventory(features)
     return made
 
+
+_VOWEL_LETTERS = set(
+    "aeiouyæøœɑɒɐəɘɚɛɜɝɞɤɨɪɯɵɶʉʊʌʏɔɿʮåäöüáéíóúàèìòùâêîôûāēīōūăĕĭŏŭąęįųǫ"
+    "аеёиоуыэюяіїєѣ"  # Cyrillic
+    "αεηιουωάέήίόύώ"  # Greek
+)
+# Brahmic scripts (Devanagari and its kin) name their vowels in Unicode: independent
+# vowel letters "<SCRIPT> LETTER AA" and dependent signs "<SCRIPT> VOWEL SIGN AA".
+_BRAHMIC_VOWELS = {"A", "AA", "I", "II", "U", "UU", "E", "EE", "AI", "O", "OO", "AU"}
+
+
+def _unicode_vowel(char: str) -> bool:
+    name = unicodedata.name(char, "")
+    if " VOWEL SIGN " in name:
+        return True
+    script, sep, letter = name.partition(" LETTER ")
+    if not sep or script.startswith(("LATIN", "CYRILLIC", "GREEK")):
+        return False
+    return letter in _BRAHMIC_VOWELS or letter.startswith("VOCALIC ")
+
+
+def is_vowel(token: Token, features: Features) -> bool:
+    """A vowel by the problem's `vowel` feature, or else by its first letter."""
+    feats = features.get(token)
+    if feats is not None and "vowel" in feats:
+        return bool(feats["vowel"])
+    base = unicodedata.normalize("NFD", token)[:1].lower()
+    return base in _VOWEL_LETTERS or (bool(base) and _unicode_vowel(base))
+
+
+def with_vowel_classes(features: Features, tokens: Sequence[Token]) -> dict[Token, dict[str, bool]]:
+    """The problem's features, plus `vowel`/`cons` for every token that has no `vowel`
+    feature, from what its first character is (Unicode knowledge, not the data).
+
+    The vowel/consonant distinction is the one the paper adds by hand to every problem
+    it can; a user's TSV or a problem in another script often gives none, and without
+    it a rule such as "insert a vowel after a consonant" cannot be said in general.
+    A sign that is neither (a virama, a stress digit, an apostrophe) gets both false.
+    """
+    out = {tok: dict(f) for tok, f in features.items()}
+    for tok in sorted(set(tokens)):
+        feats = out.setdefault(tok, {})
+        if "vowel" in feats:
+            continue
+        vowel = is_vowel(tok, features)
+        base = unicodedata.normalize("NFD", tok)[:1]
+        feats["vowel"] = vowel
+        if "cons" not in feats:
+            feats["cons"] = not vowel and bool(base) and unicodedata.category(base).startswith("L")
+    return out

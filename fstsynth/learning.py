@@ -117,7 +117,7 @@ def inventory(
     the problem's, vowel/consonant classes where it gives none, and features derived
     from IPA for the tokens it says nothing of (used where cross-validation says they
     help)."""
-    from fstsynth.alignment import with_vowel_classes
+    from fstsynth.features import with_vowel_classes
     from fstsynth.features import with_ipa_features
 
     alphabet = tuple(sorted(problem.alphabet() | set(problem.features) | set(mentioned)))

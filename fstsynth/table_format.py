@@ -20,8 +20,7 @@ or a read out of bounds), and the C walker checks the same on its side.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Sequence
 
 from fstsynth.arrays import Array
 from fstsynth.errors import UserError
@@ -44,8 +43,9 @@ class Error(UserError):
     """The tables are damaged (a model file doctored or cut), or give no output."""
 
 
-@dataclass(frozen=True, eq=False)
-class PassTables:
+# (The records below are NamedTuples, not dataclasses: making a frozen dataclass of 14
+# fields costs a millisecond or two of every `apply`'s start-up.)
+class PassTables(NamedTuple):
     """One pass as arrays (`fstsynth.arrays.Array`: int32 unless said; masks uint64
     words, rule r in bit r % 64 of word r // 64; see `fstsynth.bimachine.PassMachine`,
     which documents every field)."""
@@ -71,16 +71,10 @@ class PassTables:
 
     def numpy(self) -> "NumpyPass":
         """The same arrays as numpy views."""
-        values: dict[str, Any] = {
-            f.name: value.numpy() if isinstance(value, Array) else value
-            for f in fields(self)
-            for value in [getattr(self, f.name)]
-        }
-        return NumpyPass(**values)
+        return NumpyPass._make(value.numpy() if isinstance(value, Array) else value for value in self)
 
 
-@dataclass(frozen=True, eq=False)
-class NumpyPass:
+class NumpyPass(NamedTuple):
     """`PassTables` with numpy arrays (for the batch walker and the compiler)."""
 
     rules: int
@@ -199,11 +193,10 @@ def pass_arrays(passes: Sequence[PassTables], prefix: str = "") -> dict[str, Arr
     (rules, start states) as 0-d int32 arrays."""
     out = {}
     for k, p in enumerate(passes, start=1):
-        for f in fields(PassTables):
-            value = getattr(p, f.name)
+        for name, value in p._asdict().items():
             if not isinstance(value, Array):
                 value = Array("<i4", (), int(value).to_bytes(4, "little", signed=True))
-            out[f"{prefix}pass{k}.{f.name}"] = value
+            out[f"{prefix}pass{k}.{name}"] = value
     return out
 
 
@@ -213,20 +206,20 @@ def passes_from_arrays(arrays: Mapping[str, Array], count: int, prefix: str = ""
     passes = []
     for k in range(1, count + 1):
         values: dict[str, Any] = {}
-        for f in fields(PassTables):
-            key = f"{prefix}pass{k}.{f.name}"
+        for name in PassTables._fields:
+            key = f"{prefix}pass{k}.{name}"
             if key not in arrays:
                 raise Error(f"damaged tables: no array {key!r}")
             value = arrays[key]
-            dtype = DTYPES.get(f.name, "<i4")
+            dtype = DTYPES.get(name, "<i4")
             if value.dtype != dtype:
                 raise Error(f"damaged tables: {key!r} is {value.dtype}, not {dtype}")
-            if f.name in SCALARS:
+            if name in SCALARS:
                 if value.shape != ():
                     raise Error(f"damaged tables: {key!r} is not a number")
-                values[f.name] = value.tolist()
+                values[name] = value.tolist()
             else:
-                values[f.name] = value
+                values[name] = value
         passes.append(PassTables(**values))
     return passes
 
@@ -237,7 +230,7 @@ def compiled_fields(passes: Sequence[PassTables]) -> list[dict[str, int | bytes]
     is not of its type (the C walker reads int32 and uint64 as they are)."""
     out: list[dict[str, int | bytes]] = []
     for k, p in enumerate(passes):
-        arrays = {f.name: getattr(p, f.name) for f in fields(PassTables) if f.name not in SCALARS}
+        arrays = {name: value for name, value in p._asdict().items() if name not in SCALARS}
         if any(a.dtype != DTYPES.get(name, "<i4") for name, a in arrays.items()):
             return None
         out.append({

@@ -31,10 +31,9 @@ from __future__ import annotations
 import os
 import sys
 from array import array
-from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate, chain
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple, Sequence
 
 from fstsynth.arrays import Array
 from fstsynth.table_format import (
@@ -71,8 +70,7 @@ WALKERS = ("word", "numpy", "compiled")
 SMALL_BATCH = 24
 
 
-@dataclass(frozen=True)
-class Outputs:
+class Outputs(NamedTuple):
     """The outputs of a batch of words, flat: word k wrote `tokens[bounds[k] :
     bounds[k + 1]]`; `with_unk` lists the words whose output has UNK."""
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchutil import table, write_json  # noqa: E402
 
-from fstsynth.alignment import with_vowel_classes  # noqa: E402
+from fstsynth.features import with_vowel_classes  # noqa: E402
 from fstsynth.compiler import arc_count, compile_program  # noqa: E402
 from fstsynth.interpreter import run  # noqa: E402
 from fstsynth.synthesis import Options, learn  # noqa: E402

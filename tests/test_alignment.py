@@ -9,10 +9,9 @@ from fstsynth.alignment import (
     align_pair,
     examples_from_alignment,
     examples_from_pair,
-    is_vowel,
-    with_vowel_classes,
 )
 from fstsynth.alignment_affinity import learn_affinity
+from fstsynth.features import is_vowel, with_vowel_classes
 
 
 def outputs(source, target, mode="global"):
@@ -116,12 +115,6 @@ def test_every_target_token_is_produced_once_in_order():
         assert " ".join(o for _, o in sorted(out.items()) if o) == tgt
 
 
-def test_vowel_guess_and_feature_override():
-    assert is_vowel("aː", {}) and is_vowel("ø", {}) and not is_vowel("t͡ʃ", {})
-    assert not is_vowel("a", {"a": {"vowel": False}})
-
-
-
 # An invented script (Greek capitals) and its transcription: each letter is one
 # sound, a final consonant without "Ω" takes an inherent "a", "Ω" is silent.
 SCRIPT_PAIRS = [
@@ -157,18 +150,6 @@ def test_equal_length_transcription_is_not_forced_one_to_one():
     assert (0, 0) in columns and (1, 2) in columns
     forced = align_pair(tuple("ΒΔΩ"), ("b", "a", "d"), {}, "global", affinity, one_to_one=True)
     assert forced == ((0, 0), (1, 1), (2, 2))
-
-
-def test_vowel_classes_from_unicode_when_the_problem_has_none():
-    features = with_vowel_classes({"x": {"vowel": True}}, ["x", "а", "н", "ग", "ी", "्", "1"])
-    assert features["x"] == {"vowel": True}  # the problem's own word stands
-    assert features["а"] == {"vowel": True, "cons": False}  # Cyrillic a
-    assert features["н"] == {"vowel": False, "cons": True}
-    assert features["ग"] == {"vowel": False, "cons": True}  # Devanagari GA
-    assert features["ी"]["vowel"] is True  # vowel sign II
-    assert features["्"] == {"vowel": False, "cons": False}  # virama
-    assert features["1"] == {"vowel": False, "cons": False}
-    assert is_vowel("अ", {}) and not is_vowel("क", {})
 
 
 def test_token_map_pass_then_context_rules_learn_the_inherent_vowel():

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from conftest import DATA
-from fstsynth.alignment import with_vowel_classes
+from fstsynth.features import with_vowel_classes
 from fstsynth.dsl import IsToken, Predicate
 from fstsynth.problem import load_problem
 from fstsynth.synthesis import Options, synthesize_pass, tagged_examples

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fstsynth.alignment import examples_from_alignment, with_vowel_classes
+from fstsynth.alignment import examples_from_alignment
+from fstsynth.features import with_vowel_classes
 
 
 def _chunk_outputs(pairs, features=None):

@@ -67,6 +67,19 @@ def test_apply_imports_neither_the_learner_nor_pynini_nor_lingpy(plural_model):
         assert heavy not in modules, heavy
 
 
+def test_apply_reads_an_unseen_segment_by_its_ipa_features_without_lingpy(plural_model):
+    """`v` is not in the plural model's training rows: apply reads it by panphon's
+    features. The vowel/consonant classes it also needs live in fstsynth.features, so
+    lingpy (seconds to import) stays out of apply."""
+    import fstsynth
+
+    out, modules = _apply_in_child(["apply", str(plural_model), "b ʌ v"], "from fstsynth.cli import app; app()")
+    assert out == fstsynth.load(plural_model).apply("b ʌ v") + "\n"
+    assert "fstsynth.features" in modules
+    for heavy in ("lingpy", "fstsynth.alignment", "fstsynth.synthesis"):
+        assert heavy not in modules, heavy
+
+
 def test_with_the_compiled_walker_apply_reads_many_words_without_numpy(plural_model):
     """Where the optional compiled walker (`fstsynth._walk`) is built, a file of words
     goes through it: numpy (a tenth of a second to import) is not imported, and the

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fstsynth.features import DERIVED, ipa_features, with_ipa_features, without_derived
+from fstsynth.features import DERIVED, ipa_features, is_vowel, with_ipa_features, with_vowel_classes, without_derived
 
 
 def test_one_segment_tokens_get_panphon_features():
@@ -24,3 +24,20 @@ def test_derived_features_are_kept_only_where_they_tell_tokens_apart():
     assert out["b"]["vowel"] is False  # what was given stays
     assert without_derived(out) == given
     assert without_derived(given) is given
+
+
+def test_vowel_guess_and_feature_override():
+    assert is_vowel("aː", {}) and is_vowel("ø", {}) and not is_vowel("t͡ʃ", {})
+    assert not is_vowel("a", {"a": {"vowel": False}})
+
+
+def test_vowel_classes_from_unicode_when_the_problem_has_none():
+    features = with_vowel_classes({"x": {"vowel": True}}, ["x", "а", "н", "ग", "ी", "्", "1"])
+    assert features["x"] == {"vowel": True}  # the problem's own word stands
+    assert features["а"] == {"vowel": True, "cons": False}  # Cyrillic a
+    assert features["н"] == {"vowel": False, "cons": True}
+    assert features["ग"] == {"vowel": False, "cons": True}  # Devanagari GA
+    assert features["ी"]["vowel"] is True  # vowel sign II
+    assert features["्"] == {"vowel": False, "cons": False}  # virama
+    assert features["1"] == {"vowel": False, "cons": False}
+    assert is_vowel("अ", {}) and not is_vowel("क", {})

@@ -58,6 +58,11 @@ def test_model_file_keeps_the_chosen_variant_and_held_out_share(tmp_path):
         assert (loaded.pairs[key].variant, loaded.pairs[key].held_out) == (pm.variant, pm.held_out)
 
 
+def hits(right: int, rows: int) -> tuple[bool, ...]:
+    """A fold's result for a fake `_fold`: the first `right` of `rows` held-out rows right."""
+    return (True,) * right + (False,) * (rows - right)
+
+
 def _folds(pairs, k):
     return [
         ([p for i, p in enumerate(pairs) if i % k != fold], [p for i, p in enumerate(pairs) if i % k == fold])
@@ -256,7 +261,7 @@ def test_auto_prefers_the_clearly_shorter_program_within_one_standard_error(monk
     )
 
     def fold(train, test, features, options, deadline):
-        return scores[options.variant][0], {}, rules_of(options.variant)[test[0]]
+        return hits(scores[options.variant][0], len(test)), {}, rules_of(options.variant)[test[0]]
 
     monkeypatch.setattr(learner, "_fold", fold)
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
@@ -297,7 +302,7 @@ def test_auto_takes_the_chunk_alignment_where_it_generalizes_better_or_as_well_a
 
     def fold(train, test, features, options, deadline):
         held, rules = (chunk_scores if options.chunks == "on" else word_scores)[options.variant]
-        return held, {}, rules[test[0]]
+        return hits(held, len(test)), {}, rules[test[0]]
 
     monkeypatch.setattr(learner, "_fold", fold)
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
@@ -316,8 +321,8 @@ def test_auto_takes_no_chunk_alignment_on_a_tie_where_no_held_out_row_is_right(m
     def fold(train, test, features, options, deadline):
         if options.chunks == "on":
             chunked.append(options.variant)
-            return 0, {}, [19, 12, 23][test[0]]
-        return 0, {}, [27, 22, 26][test[0]]
+            return hits(0, len(test)), {}, [19, 12, 23][test[0]]
+        return hits(0, len(test)), {}, [27, 22, 26][test[0]]
 
     monkeypatch.setattr(learner, "_fold", fold)
     tried = []

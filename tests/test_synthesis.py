@@ -173,7 +173,7 @@ def test_a_broad_rule_is_taken_with_an_identity_exception(variant):
     words = ["dia:dja", "ria:rja", "pio:pjo", "tia:tja", "bio:bjo", "cia:cia", "cio:cio",
              "lia:lja", "cie:cie", "nie:nje", "dio:djo"]
     pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
-    from fstsynth.alignment import with_vowel_classes
+    from fstsynth.features import with_vowel_classes
 
     features = with_vowel_classes({}, sorted({t for s, t in pairs for t in s + t} | {"m", "s"}))
     result = learn(pairs, features, Options(variant=variant))
@@ -209,7 +209,7 @@ def test_auto_writes_plain_letters_first_where_cross_validation_says_it_helps():
     # As in Spanish: i -> j before a vowel except after c, and í the same, which its
     # few rows cannot teach on their own. Mapping í to i first lets the rules for i
     # cover it.
-    from fstsynth.alignment import with_vowel_classes
+    from fstsynth.features import with_vowel_classes
     from fstsynth.dsl import ReplaceBy
 
     words = ["dia:dja", "ria:rja", "pio:pjo", "tia:tja", "bio:bjo", "cia:cia", "cio:cio",
@@ -239,7 +239,7 @@ def test_a_broad_rule_may_take_an_exception_that_makes_another_change():
     # a -> e before b in 24 words; in one odd word (dab) a -> o instead. A rule making
     # that many changes may be taken with an exception for the odd word that makes its
     # own change; a narrower one may not (it must wait until the odd word is decided).
-    from fstsynth.alignment import with_vowel_classes
+    from fstsynth.features import with_vowel_classes
     from fstsynth.dsl import Identity
     from fstsynth.synthesis import tagged_examples
     from fstsynth.synthesis.atoms import atom_index
@@ -332,7 +332,7 @@ def test_a_replacement_seen_on_one_token_only_stays_bound_to_it(variant):
 def test_a_change_seen_only_at_the_word_edge_stays_at_the_edge():
     """ð -> t is seen only before the final ə (which goes): with the edge prior the rule
     says so, and a ð inside a word stays; without it, ð -> t everywhere fits as well."""
-    from fstsynth.alignment import with_vowel_classes
+    from fstsynth.features import with_vowel_classes
     from fstsynth.synthesis import learn_variant
 
     rows = ["m u ð ə:m u t", "n a ð ə:n a t", "s e ð ə:s e t", "b o n ə:b o n", "k a l ə:k a l", "p i r ə:p i r"]

@@ -40,7 +40,7 @@ MOST_AGREEMENTS = 4
 #: A change of more features than this is no phonological rule's (a letter for a
 #: stress mark, say): not proposed.
 MOST_FEATURES = 3
-#: A change of these (the classes every token is given: `alignment.with_vowel_classes`)
+#: A change of these (the classes every token is given: `features.with_vowel_classes`)
 #: makes a segment something else (a vowel a stress mark), not another segment.
 CLASS_FEATURES = frozenset({"vowel", "cons"})
 

@@ -65,9 +65,9 @@ def token_map_pass(examples: Sequence[TaggedExample]) -> Pass:
             seen[ex.output] = seen.get(ex.output, 0) + 1
     # The letters each target token trails in some of their outputs and not in others.
     optional: dict[Token, set[Token]] = {}
-    for x, by in outputs.items():
-        for y in {y for out in by for y in out[1:]}:
-            if any(y not in out[1:] for out in by):
+    for x, written in outputs.items():
+        for y in {y for out in written for y in out[1:]}:
+            if any(y not in out[1:] for out in written):
                 optional.setdefault(y, set()).add(x)
     rules = []
     for x, by in _output_counts(examples).items():

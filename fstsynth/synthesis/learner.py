@@ -140,13 +140,13 @@ Split = tuple[Pairs, Pairs]
 
 def _fold(
     train: Pairs, test: Pairs, features: Features, options: Options, deadline: Deadline
-) -> tuple[int, dict[str, float], int]:
-    """Rows of `test` predicted right by the program learned from `train`, the seconds
-    that took, and that program's rule count."""
+) -> tuple[tuple[bool, ...], dict[str, float], int]:
+    """Whether each row of `test` is predicted right by the program learned from
+    `train`, the seconds that took, and that program's rule count."""
     part = learn_variant(train, features, options, deadline)
     predicted = run_many(part.program, [src for src, _ in test], features)
-    right = sum(p == tgt for p, (_, tgt) in zip(predicted, test))
-    return right, part.seconds, part.program.rule_count
+    hits = tuple(p == tgt for p, (_, tgt) in zip(predicted, test))
+    return hits, part.seconds, part.program.rule_count
 
 
 def _evenly(pairs: Sized, rows: int) -> list[int]:
@@ -213,8 +213,9 @@ def _learn_auto(
     )
 
     def held_out_rows(rank: int, opts: Options, feats: Features, what: str) -> tuple[int, list[int]]:
-        """Held-out rows right over the splits, and the rules of each split's program."""
-        held = 0
+        """Held-out rows right over the splits, and the rules of each split's program
+        (which rows are right: `hits_by_rank`)."""
+        hits: list[bool] = []
         rules: list[int] = []
         for fold, split in enumerate(splits):
             report("cross-validating", fold, len(splits), what)
@@ -222,10 +223,11 @@ def _learn_auto(
                 right, part_seconds, part_rules = folds[rank][fold].result()
             else:
                 right, part_seconds, part_rules = _fold(*split, feats, opts, deadline)
-            held += right
+            hits.extend(right)
             rules.append(part_rules)
             add_seconds(part_seconds)
-        return held, rules
+        hits_by_rank.append(tuple(hits))
+        return sum(hits), rules
 
     def try_also(opts: Options, feats: Features, what: str) -> None:
         """Cross-validate one more configuration; it competes with the others."""
@@ -239,6 +241,7 @@ def _learn_auto(
         rules_by_rank.append(rules)
 
     held_by_rank: list[int] = []
+    hits_by_rank: list[tuple[bool, ...]] = []  # whether each held-out row is right, over the splits
     rules_by_rank: list[list[int]] = []  # rules of the configuration's program on each split
     for rank, opts in enumerate(variants):
         # Every variant is scored even after one predicts every held-out row: another
@@ -324,21 +327,28 @@ def _learn_auto(
                 chosen = by_chunks
         if affix_try is not None:
             # The memorized word ends are taken only where they predict more held-out
-            # rows than every rule program beyond one standard error: on a few rows,
-            # a lead within it was noise, and the rules the passes after it learned
-            # from the rows it left wrong (Finnish inessive -> nominative, 10 held-out
-            # rows: 3 right against 2) were wrong on most new words.
-            others = max(held for rank, held in enumerate(held_by_rank) if rank != affix_try)
-            if held_by_rank[affix_try] > others + _standard_error(others, tested):
+            # rows than every rule program beyond one standard error of the
+            # difference: on a few rows, a lead within it was noise, and the rules the
+            # passes after it learned from the rows it left wrong (Finnish inessive ->
+            # nominative, 10 held-out rows: 3 right against 2) were wrong on most new
+            # words. Both predict the same rows, so the difference is measured row by
+            # row (`_beyond_paired_error`): a lead of 2 rows of 22 that the other gets
+            # right on none is no noise, though each count's own error is 2.2 rows.
+            if all(
+                _beyond_paired_error(hits_by_rank[affix_try], hits)
+                for rank, hits in enumerate(hits_by_rank)
+                if rank != affix_try
+            ):
                 chosen = affix_try
         tied = [chosen]
         for rank, opts in enumerate(variants[: len(held_by_rank)]):
             log.debug(
                 "auto: %s (conjuncts %d, plain letters %s, affixes %d, chunks %s): %d of %d held-out rows, "
-                "%d rules %s%s",
+                "%d rules %s%s, rows right %s",
                 opts.variant, opts.max_conjuncts, opts.plain_letters, opts.affixes, opts.chunks,
                 held_by_rank[rank], tested,
                 sum(rules_by_rank[rank]), rules_by_rank[rank], " (chosen)" if rank == chosen else "",
+                "".join("+" if hit else "." for hit in hits_by_rank[rank]),
             )
     else:
         tied = list(range(len(variants)))
@@ -383,6 +393,18 @@ def _standard_error(right: int, tested: int) -> float:
     """One standard error of a held-out count: sqrt(p(1 - p) / n) of its share p of n
     rows, in rows."""
     return math.sqrt(right * (tested - right) / tested) if tested else 0.0
+
+
+def _beyond_paired_error(hits: Sequence[bool], other: Sequence[bool]) -> bool:
+    """Whether `hits` (rows predicted right) beat `other` on the same rows by one
+    standard error of the difference or more, and by more than one row: of b rows only
+    `hits` gets right and c only `other`, b - c >= sqrt(b + c) (McNemar's: under equal
+    accuracy, each row where they differ is either's at even odds) and b - c >= 2 (one
+    row, b = 1 and c = 0, is exactly one standard error, and no evidence)."""
+    only = sum(a and not b for a, b in zip(hits, other))
+    only_other = sum(b and not a for a, b in zip(hits, other))
+    lead = only - only_other
+    return lead >= 2 and lead * lead >= only + only_other
 
 
 def _within_band(ranks: Iterable[int], held: Sequence[int], tested: int) -> list[int]:

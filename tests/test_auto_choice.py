@@ -1,0 +1,72 @@
+"""auto's choice of the whole-affix configuration: its lead over every other
+configuration is judged row by row on the same held-out rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from fstsynth.synthesis import Options, learn
+from fstsynth.synthesis.learner import _beyond_paired_error
+
+# Words and other forms of them (so that auto also tries the whole-affix pass).
+PAIRS = [
+    (("k", "a", "t"), ("k", "a", "t", "a")),
+    (("d", "o", "g"), ("d", "o", "g", "a")),
+    (("m", "i", "l"), ("m", "i", "l", "a")),
+    (("p", "e", "n"), ("p", "e", "n", "a")),
+    (("s", "u", "b"), ("s", "u", "b", "a")),
+    (("r", "o", "d"), ("r", "o", "d", "a")),
+]
+FEATURES = {tok: {"vowel": tok in "aeiou", "cons": tok not in "aeiou"} for tok in "katdogmilpensubr"}
+
+
+def rows(pattern: str) -> tuple[bool, ...]:
+    return tuple(c == "+" for c in pattern)
+
+
+@pytest.mark.parametrize(
+    "hits, other, beyond",
+    [
+        # 2 rows more, the other right on none of its own: 2 >= sqrt(2).
+        ("++++", "++..", True),
+        # 1 row more: 1 >= sqrt(1), but a single row is noise.
+        ("+++.", "++..", False),
+        # 1 row more net, but 3 rows differ (2 against 1): 1 >= sqrt(3) fails.
+        ("+++.+", "+..++", False),
+        # 2 rows more net, 4 rows differ (3 against 1): 2 >= sqrt(4), just.
+        ("++++.+", "+...++", True),
+        # 2 rows more net, 6 rows differ (4 against 2): 2 >= sqrt(6) fails.
+        ("++++++..", "++....++", False),
+        # 3 rows more, none against: 3 >= sqrt(3).
+        ("+++++", "++...", True),
+        # Behind: never.
+        ("+...", "++++", False),
+    ],
+)
+def test_a_lead_is_beyond_the_paired_error_only_where_few_rows_go_the_other_way(hits, other, beyond):
+    assert _beyond_paired_error(rows(hits), rows(other)) is beyond
+
+
+@pytest.mark.parametrize(
+    "affix_hits, taken",
+    [
+        # 17 against 15 of 22 rows, the rule program right on no row the affixes miss:
+        # within one standard error of 15/22 (2.2 rows), beyond that of the difference.
+        ("+" * 17 + "." * 5, True),
+        # The same lead with 2 rows going the other way (4 against 2): noise.
+        ("+" * 13 + "." * 2 + "++++" + "..." , False),
+    ],
+)
+def test_auto_takes_the_affix_pass_by_its_lead_on_the_same_rows(monkeypatch, affix_hits, taken):
+    from fstsynth.synthesis import learner
+
+    rule_hits = "+" * 15 + "." * 7
+    monkeypatch.setattr(learner, "AUTO_ORDER", ("token",))
+    monkeypatch.setattr(learner, "cv_splits", lambda pairs, k, rows_: [(list(pairs), [pairs[0]] * 22)])
+
+    def fold(train, test, features, options, deadline):
+        return rows(affix_hits if options.affixes else rule_hits), {}, 5
+
+    monkeypatch.setattr(learner, "_fold", fold)
+    result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False, chunks="off"))
+    assert result.held_out == (affix_hits.count("+") if taken else 15) / 22
