@@ -212,9 +212,9 @@ def _learn_auto(
         else None
     )
 
-    def held_out_rows(rank: int, opts: Options, feats: Features, what: str) -> tuple[int, list[int]]:
-        """Held-out rows right over the splits, and the rules of each split's program
-        (which rows are right: `hits_by_rank`)."""
+    def held_out_rows(rank: int, opts: Options, feats: Features, what: str) -> tuple[tuple[bool, ...], list[int]]:
+        """Whether each held-out row over the splits is right, and the rules of each
+        split's program."""
         hits: list[bool] = []
         rules: list[int] = []
         for fold, split in enumerate(splits):
@@ -226,31 +226,31 @@ def _learn_auto(
             hits.extend(right)
             rules.append(part_rules)
             add_seconds(part_seconds)
-        hits_by_rank.append(tuple(hits))
-        return sum(hits), rules
+        return tuple(hits), rules
+
+    def record(hits: tuple[bool, ...], rules: list[int]) -> None:
+        hits_by_rank.append(hits)
+        held_by_rank.append(sum(hits))
+        rules_by_rank.append(rules)
 
     def try_also(opts: Options, feats: Features, what: str) -> None:
         """Cross-validate one more configuration; it competes with the others."""
         if folds is not None:
             assert pool is not None
             folds.append([pool.submit(_fold, *split, feats, opts, deadline) for split in splits])
-        held, rules = held_out_rows(len(variants), opts, feats, what)
+        record(*held_out_rows(len(variants), opts, feats, what))
         variants.append(opts)
         variant_features.append(feats)
-        held_by_rank.append(held)
-        rules_by_rank.append(rules)
 
-    held_by_rank: list[int] = []
     hits_by_rank: list[tuple[bool, ...]] = []  # whether each held-out row is right, over the splits
+    held_by_rank: list[int] = []  # how many of them
     rules_by_rank: list[list[int]] = []  # rules of the configuration's program on each split
     for rank, opts in enumerate(variants):
         # Every variant is scored even after one predicts every held-out row: another
         # may do as well with clearly fewer rules (final devoicing: one rule in
         # features against one per token pair seen), and that one generalizes to the
         # tokens the rows do not show.
-        held, rules = held_out_rows(rank, opts, variant_features[rank], opts.variant) if k >= 2 else (0, [])
-        held_by_rank.append(held)
-        rules_by_rank.append(rules)
+        record(*(held_out_rows(rank, opts, variant_features[rank], opts.variant) if k >= 2 else ((), [])))
     most = max(held_by_rank)
     if k >= 2 and most < tested and not options.plain_letters and has_plain_letters(pairs):
         # Plain letters first (`plain_letter_pass`), with the variant ahead so far: it
