@@ -145,7 +145,8 @@ def test_a_plain_apply_skips_typers_parser_and_matches_it(plural_model):
     args = ["apply", str(plural_model), "k a t", "-f", "tsv", "dɔg", "--join"]
     out, modules = _apply_in_child(args, "from fstsynth.__main__ import main; main()")
     assert out == CliRunner().invoke(app, args).stdout == "k a t\tkats\ndɔg\tdɔgz\n"
-    for heavy in ("pydantic", "typer", "click", "fstsynth.cli"):
+    # Nor the DSL (the program is checked as JSON), nor logging (set up when a message comes).
+    for heavy in ("pydantic", "typer", "click", "fstsynth.cli", "fstsynth.dsl", "logging"):
         assert heavy not in modules, heavy
     for argv in (["apply", "--help"], ["apply"], ["apply", str(plural_model), "--nope"], ["apply", "-s"],
                  ["--debug", "apply", str(plural_model), "k a t"], ["apply", "--format=tsv", "m", "w"], ["show", "m"],
