@@ -130,8 +130,8 @@ def affix_pass(examples: Sequence[TaggedExample], longest: int = AFFIX_LENGTH) -
     the module doc. Ties between outputs go to the more frequent, then the longer (as
     the baseline's), then the first in printed order."""
     words = _words(examples)
-    # Where the changes are is judged within the shortest ends, as deep changes (a stem's
-    # vowel) are the same distance from either edge in short words.
+    # Which edge the changes are at is judged within `AFFIX_LENGTH` tokens of each: a
+    # stem's deep change is as near the other edge of a short word.
     at_start = _at_start(words, min(longest, AFFIX_LENGTH))
     longest = _length(words, at_start, longest)
     seen: dict[tuple[Token, ...], Counter[_Outputs]] = {}
