@@ -281,6 +281,8 @@ def _give_leads(
                 share = 1.0
             if share is not None and share > after:
                 out[k], out[k + 1] = (i2, j), (None, j2)
+                # The next insertion follows i2 now, which writes another token first.
+                before, kept = i2, target[j] == source[i2]
     return tuple(out)
 
 
