@@ -193,9 +193,9 @@ def _annotator(
     src, ilab, olab, dst = [], [], [], []
     read_labels, read_token, read_tag, read_cls, read_mask, read_copies = [], [], [], [], [], []
     for c in range(t.class_mask.shape[0]):
-        check_deadline(deadline)  # a class costs up to its left x right states
+        check_deadline(deadline)
         masks = t.class_mask[c][None, :] & t.right_mask  # per right state
-        kinds, first = _annotations(m, lowest_rules(np, t.left_mask[:, None, :] & masks[None, :, :], t.rules), False)
+        kinds, first = _annotations(m, t.left_mask, masks, False, deadline)
         members = np.nonzero(sym_class == c)[0]
         labels = np.zeros((len(members), len(first)), dtype=np.int64)
         for j, v in enumerate(members.tolist()):
@@ -218,8 +218,7 @@ def _annotator(
             dst.append(np.arange(rights) + 1)
     # The start: guess the right state of the start position, write its annotation.
     masks = t.start_mask[None, :] & t.right_mask
-    decisions = lowest_rules(np, t.left_mask[t.left_start][None, None, :] & masks[None, :, :], t.rules)
-    kinds, first = _annotations(m, decisions, True)
+    kinds, first = _annotations(m, t.left_mask[t.left_start][None, :], masks, True, deadline)
     s_labels = [syms.internal(("start", number, a), f"<s><p{number}:{a}>") for a in range(len(first))]
     src.append(np.zeros(rights, dtype=np.int64))
     ilab.append(np.zeros(rights, dtype=np.int64))
@@ -243,19 +242,53 @@ def _annotator(
     return fst, read, start
 
 
-def _annotations(m: PassMachine, decisions: np.ndarray, at_start: bool) -> tuple[np.ndarray, list[int]]:
-    """Group right states by what a decider needs of them: `decisions[left, right]`
-    and the tokens at the right offsets those decisions copy. Returns the group of
-    each right state and a representative right state per group."""
+#: Cells (distinct left masks x distinct right masks x mask words) whose decisions the
+#: annotator computes at once: bounds its memory (32 MB per array) whatever the pass's
+#: size.
+ANNOTATOR_BLOCK_CELLS = 4_000_000
+
+
+def _annotations(
+    m: PassMachine, left_masks: np.ndarray, masks: np.ndarray, at_start: bool, deadline: float | None
+) -> tuple[np.ndarray, list[int]]:
+    """Group right states by what a decider needs of them: the decision in every left
+    state (the lowest rule of `left_masks[left] & masks[right]`) and the tokens at the
+    right offsets those decisions copy. Returns the group of each right state and a
+    representative right state per group (the first), numbered in order of first
+    appearance.
+
+    Decisions depend on the masks, not the states: they are computed on distinct left
+    masks (cut to the bits some right mask has) x distinct right masks, a block at a
+    time, and each distinct right mask's column of decisions is numbered. Neither the
+    left x right table nor the distinct one is ever held whole: a pass with tens of
+    thousands of states on each side compiles in bounded memory."""
     t = m.tables.numpy()
-    columns = [decisions.T]
-    for n, offset in enumerate(m.right_copy_offsets):
-        reads = np.array([
-            any(kind != CONSTANT and value == offset for kind, value in m.template(d, at_start))
-            for d in range(t.rules + 1)
-        ])
-        needed = reads[decisions].any(axis=0)
-        columns.append(np.where(needed, m.right_copy[:, n], -2)[:, None])
+    offsets = m.right_copy_offsets
+    reads = np.array(
+        [[any(kind != CONSTANT and value == offset for kind, value in m.template(d, at_start)) for offset in offsets]
+         for d in range(t.rules + 1)],
+        dtype=bool,
+    ).reshape(t.rules + 1, len(offsets))
+    bits = np.bitwise_or.reduce(masks, axis=0)
+    _, left_first = group_rows(left_masks & bits)
+    lefts = (left_masks & bits)[left_first]
+    right_group, right_first = group_rows(masks)
+    distinct = masks[right_first]
+    decision_type = np.int16 if t.rules < 2**15 else np.int32
+    column_ids: dict[bytes, int] = {}
+    column = np.empty(len(right_first), dtype=np.int64)
+    needed = np.zeros((len(right_first), len(offsets)), dtype=bool)
+    block = max(1, ANNOTATOR_BLOCK_CELLS // max(1, len(lefts) * lefts.shape[1]))
+    for lo in range(0, len(right_first), block):
+        check_deadline(deadline)
+        hi = min(len(right_first), lo + block)
+        decisions = lowest_rules(np, lefts[:, None, :] & distinct[None, lo:hi, :], t.rules)  # [left, right]
+        needed[lo:hi] = reads[decisions].any(axis=0)
+        for k, row in enumerate(np.ascontiguousarray(decisions.T.astype(decision_type))):
+            column[lo + k] = column_ids.setdefault(row.tobytes(), len(column_ids))
+    columns = [column[right_group][:, None]]
+    for n in range(len(offsets)):
+        columns.append(np.where(needed[right_group, n], m.right_copy[:, n], -2)[:, None])
     return group_rows(np.concatenate(columns, axis=1))
 
 
@@ -326,13 +359,16 @@ def _decider(
         [any(kind != CONSTANT and value < 0 for kind, value in m.template(d, False)) for d in range(t.rules + 1)]
     )
     src_parts, il_parts, ol_parts, dst_parts, tail_parts = [], [], [], [], []
-    # Decisions of every (left state, read symbol), a block of symbols at a time.
+    # Decisions of every (left state, read symbol), a block of symbols at a time, on
+    # the distinct left masks (left states with one mask decide alike).
+    left_group, left_first = group_rows(t.left_mask)
+    left_masks = t.left_mask[left_first]
     block = max(1, DECIDER_BLOCK_CELLS // max(1, lefts * t.left_mask.shape[1]))
     lam = np.arange(lefts)
     for lo in range(0, count, block):
         check_deadline(deadline)
         hi = min(count, lo + block)
-        decision = lowest_rules(np, t.left_mask[:, None, :] & reads.mask[None, lo:hi, :], t.rules)  # [left, read]
+        decision = lowest_rules(np, left_masks[:, None, :] & reads.mask[None, lo:hi, :], t.rules)[left_group]
         width = hi - lo
         first = np.zeros((lefts, width), dtype=np.int64)
         tail = np.zeros((lefts, width), dtype=np.int64)
