@@ -269,11 +269,15 @@ def _annotations(
          for d in range(t.rules + 1)],
         dtype=bool,
     ).reshape(t.rules + 1, len(offsets))
-    bits = np.bitwise_or.reduce(masks, axis=0)
-    _, left_first = group_rows(left_masks & bits)
-    lefts = (left_masks & bits)[left_first]
-    right_group, right_first = group_rows(masks)
-    distinct = masks[right_first]
+    # A rule whose bit every left mask has decides, in a right mask that has it, for
+    # every left state: the right mask's later bits never matter (and the same the
+    # other way round). Cut them, then number the distinct masks.
+    lefts = left_masks & np.bitwise_or.reduce(masks, axis=0)
+    rights = _through(masks, lowest_rules(np, masks & np.bitwise_and.reduce(lefts, axis=0), t.rules))
+    lefts = _through(lefts, lowest_rules(np, lefts & np.bitwise_and.reduce(rights, axis=0), t.rules))
+    lefts = lefts[group_rows(lefts)[1]]
+    right_group, right_first = group_rows(rights)
+    distinct = rights[right_first]
     decision_type = np.int16 if t.rules < 2**15 else np.int32
     column_ids: dict[bytes, int] = {}
     column = np.empty(len(right_first), dtype=np.int64)
@@ -290,6 +294,16 @@ def _annotations(
     for n in range(len(offsets)):
         columns.append(np.where(needed[right_group, n], m.right_copy[:, n], -2)[:, None])
     return group_rows(np.concatenate(columns, axis=1))
+
+
+def _through(masks: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """`masks` with the bits past `last` (a rule index per row) cleared."""
+    first_bit = 64 * np.arange(masks.shape[1], dtype=np.int64)[None, :]
+    kept = np.clip(last[:, None] + 1 - first_bit, 0, 64).astype(np.uint64)  # low bits kept per word
+    full = np.uint64(0xFFFFFFFFFFFFFFFF)
+    # (1 << 64) overflows: whole words are kept as all ones.
+    partial = (np.uint64(1) << np.minimum(kept, np.uint64(63))) - np.uint64(1)
+    return masks & np.where(kept == 64, full, partial)
 
 
 def _plain_decider(m: PassMachine, syms: _Symbols, out_label: np.ndarray, deadline: float | None) -> pynini.Fst:
