@@ -3,8 +3,10 @@
 Public API:
     UNK, Error, TimeLimitError, CompositionTooLargeError
     compile_program(program, alphabet, features, *, deadline=None) -> Compiled
-    Compiled: program, tokens, machines (one `PassMachine` per pass), transducers,
-        seconds; tables() -> fstsynth.tables.Tables (the apply machinery)
+    Compiled: program, tokens, machines (one `PassMachine` per pass), stages (the
+        transducers, or `UnbuiltTransducers` past `MAX_STAGE_ARCS` arcs a stage),
+        transducers, seconds; tables() -> fstsynth.tables.Tables (the apply machinery)
+    StageTooLargeError, UnbuiltTransducers, MAX_STAGE_ARCS
     program_tokens(program, alphabet)
     Transducers, compose_passes, transduce, word_acceptor, arc_count, fst_from_arcs:
         `fstsynth.transducers`'s, named here too (what holds, combines and runs the
@@ -37,6 +39,10 @@ and annotated symbol, a dense product, where a minimal transducer may merge much
 for the whole program, on request (exports): the annotator determinized, composed with
 its decider, optimized.
 
+A program with a stage past `MAX_STAGE_ARCS` arcs (a decider has an arc per left state
+and annotated symbol: tens of thousands of each in a deep orthography) gets its
+bimachines, which applying it needs, and no transducers (`UnbuiltTransducers`).
+
 A token never seen in training is read as `UNK` (`<unk>`), an ordinary symbol with no
 features that matches no `IsToken`; the interpreter is run on the same mapped word, so
 every backend means the same thing.
@@ -61,6 +67,7 @@ from fstsynth.bimachine import (
     program_tokens,
 )
 from fstsynth.dsl import Program, Transformation
+from fstsynth.errors import UserError
 from fstsynth.progress import report
 from fstsynth.table_format import CONSTANT, UNK, lowest_rules
 from fstsynth.tables import Tables
@@ -80,7 +87,8 @@ from fstsynth.types import Token, Word, Features
 T = TypeVar("T")
 
 __all__ = [
-    "UNK", "Error", "TimeLimitError", "CompositionTooLargeError", "Compiled", "Transducers",
+    "UNK", "Error", "TimeLimitError", "CompositionTooLargeError", "StageTooLargeError", "Compiled",
+    "Transducers", "UnbuiltTransducers", "MAX_STAGE_ARCS",
     "compile_program", "program_tokens", "compose_passes", "transduce", "word_acceptor",
     "arc_count", "fst_from_arcs",
 ]
@@ -461,16 +469,47 @@ def _chains(arcs: _Arcs, tails: Sequence[tuple[int, ...]], tail_id: np.ndarray, 
     arcs.add(chain_src, np.zeros_like(chain_src), labels, chain_dst)
 
 
+#: Most arcs a stage may have. Past it the program's transducers are not built (the
+#: apply tables, which do not need them, are): a deep orthography's pass (French
+#: spelling at 1,000 pairs: 25,014 left states x 4,724 annotated symbols, a decider of
+#: 118M arcs) would take several GB and minutes to build.
+MAX_STAGE_ARCS = 20_000_000
+
+
+class StageTooLargeError(UserError):
+    """A program's transducers were not built: one of its stages is too large."""
+
+
+@dataclass(frozen=True)
+class UnbuiltTransducers:
+    """In place of a program's transducers when a stage would have more than
+    `MAX_STAGE_ARCS` arcs; `reason` says which. Loading them (`fstsynth.model`'s
+    `StoredTransducers`) raises `StageTooLargeError`."""
+
+    reason: str
+
+    def load(self) -> Transducers:
+        raise StageTooLargeError(self.reason)
+
+
 @dataclass(frozen=True, eq=False)
 class Compiled:
     """A compiled program: per pass its bimachine (`machines`), the transducers built
-    from them, over the program's sorted token alphabet `tokens` (UNK included)."""
+    from them (`stages`; `UnbuiltTransducers` if too large), over the program's sorted
+    token alphabet `tokens` (UNK included)."""
 
     program: Program
     tokens: tuple[Token, ...]
     machines: tuple[PassMachine, ...]
-    transducers: Transducers
+    stages: Transducers | UnbuiltTransducers
     seconds: float
+
+    @property
+    def transducers(self) -> Transducers:
+        """The program's transducers; `StageTooLargeError` if they were not built."""
+        if isinstance(self.stages, UnbuiltTransducers):
+            return self.stages.load()
+        return self.stages
 
     def tables(self) -> Tables:
         """The apply machinery: the machines as arrays (`fstsynth.tables`)."""
@@ -482,6 +521,17 @@ class Compiled:
 
     def map_unknown(self, word: Sequence[Token]) -> Word:
         return self.transducers.map_unknown(word)
+
+
+def _too_large(number: int, stage: str, states: int, symbols: int) -> str | None:
+    """Why a stage of `states` x `symbols` arcs is not built, or None if it fits."""
+    if states * symbols <= MAX_STAGE_ARCS:
+        return None
+    return (
+        f"pass {number}'s {stage} would have {states * symbols:,} arcs ({states:,} states x {symbols:,} "
+        f"symbols), more than {MAX_STAGE_ARCS:,}: the program's transducers were not built (applying "
+        f"the model does not need them; its transducer file and exports do)"
+    )
 
 
 def compile_program(
@@ -506,9 +556,20 @@ def compile_program(
     machines: list[PassMachine] = []
     stages: list[pynini.Fst] = []
     stage_pass: list[int] = []
+    unbuilt: str | None = None  # why the transducers are not built (None: they are)
     for k, pass_ in enumerate(program.passes):
         report("compiling rule", done, total, f"pass {k + 1}")
         m = build_pass_machine(pass_, tokens, tags[k], tags[k + 1], features, deadline=deadline)
+        machines.append(m)
+        done += len(pass_.rules)
+        t = m.tables.numpy()
+        symbols, lefts = t.symbol_class.size, t.left_next.shape[0]
+        if unbuilt is None and m.looks_right:
+            unbuilt = _too_large(k + 1, "annotator", t.right_next.shape[0] + 1, symbols + 1)
+        elif unbuilt is None:
+            unbuilt = _too_large(k + 1, "decider", lefts + 1, symbols + 1)
+        if unbuilt is not None:
+            continue
         last = k == len(program.passes) - 1
         out_label = np.array(
             [[syms.symbol(tokens, tok, None if last else tags[k + 1][g]) for g in range(len(tags[k + 1]))]
@@ -518,6 +579,9 @@ def compile_program(
         if m.looks_right:
             annotator, reads, start_reads = _annotator(m, k + 1, syms, deadline)
             check_deadline(deadline)
+            unbuilt = _too_large(k + 1, "decider", lefts + 1, len(reads.labels) + len(start_reads.labels))
+            if unbuilt is not None:
+                continue
             # Two stages, not their composition: composing and optimizing even a small
             # pass's stages costs more compile time than the arcs it saves (measured
             # on the dev programs: up to 1.5 s more per pass, 0-30% fewer arcs).
@@ -527,14 +591,14 @@ def compile_program(
             found = [_plain_decider(m, syms, out_label, deadline)]
         stages += found
         stage_pass += [k + 1] * len(found)
-        machines.append(m)
-        done += len(pass_.rules)
     report("compiling rule", total, total, "done")
-    if not stages:  # the empty program: the identity
+    if not program.passes:  # the empty program: the identity
         labels = np.arange(1, len(tokens) + 1)
         stages.append(fst_from_arcs(1, 0, [0], np.zeros(len(tokens)), labels, labels, np.zeros(len(tokens))))
         stage_pass.append(1)
-    for fst in stages:
-        fst.arcsort("ilabel")
-    transducers = Transducers(tuple(stages), tuple(stage_pass), syms.table, tokens)
-    return Compiled(program, tokens, tuple(machines), transducers, time.perf_counter() - started)
+    built: Transducers | UnbuiltTransducers = UnbuiltTransducers(unbuilt or "")
+    if unbuilt is None:
+        for fst in stages:
+            fst.arcsort("ilabel")
+        built = Transducers(tuple(stages), tuple(stage_pass), syms.table, tokens)
+    return Compiled(program, tokens, tuple(machines), built, time.perf_counter() - started)

@@ -3,8 +3,10 @@ OpenFst's binary format."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
+import tracemalloc
 
 import numpy as np
 import pynini
@@ -12,8 +14,15 @@ import pytest
 
 from fstsynth import compiler
 from fstsynth.bimachine import PassMachine, group_rows, program_machines, program_tokens
-from fstsynth.compiler import TimeLimitError, compile_program, fst_from_arcs
-from fstsynth.dsl import IsToken, Pass, Program, ReplaceBy, Rule, TierIs
+from fstsynth.compiler import (
+    StageTooLargeError,
+    TimeLimitError,
+    UnbuiltTransducers,
+    compile_program,
+    fst_from_arcs,
+)
+from fstsynth.dsl import IsToken, Pass, Program, ReplaceAnyBy, ReplaceBy, Rule, TierIs
+from fstsynth.interpreter import run
 from fstsynth.progress import listening
 from fstsynth.random_programs import ALPHABET, FEATURES, random_program
 from fstsynth.table_format import CONSTANT, lowest_rules
@@ -110,3 +119,43 @@ def test_right_states_are_grouped_as_the_full_left_x_right_table_groups_them(mon
                 assert kinds.tolist() == expected_kinds.tolist() and first == expected_first
                 checked += 1
     assert checked >= 50
+
+
+def _shadowed_window_program(tokens: tuple[str, ...]) -> Program:
+    """A pass whose automata remember three tokens on each side (a rule per window of
+    three), the right windows' rules shadowed by a rule without tests: many left and
+    right states, few decisions."""
+    windows = list(itertools.product(tokens, repeat=3))
+    left = [Rule((IsToken(x, -1), IsToken(y, -2), IsToken(z, -3)), ReplaceAnyBy(("a",))) for x, y, z in windows]
+    right = [Rule((IsToken(x, 1), IsToken(y, 2), IsToken(z, 3)), ReplaceAnyBy(("i",))) for x, y, z in windows]
+    return Program((Pass(tuple([*left, Rule((), ReplaceAnyBy(("u",))), *right])),))
+
+
+@pytest.mark.slow
+def test_a_pass_with_a_large_left_x_right_table_compiles_in_bounded_memory():
+    program = _shadowed_window_program(ALPHABET[:9])
+    tracemalloc.start()
+    try:
+        compiled = compile_program(program, ALPHABET, FEATURES)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    t = compiled.machines[0].tables.numpy()
+    table = t.left_mask.shape[0] * t.right_mask.shape[0] * t.left_mask.shape[1] * 8  # bytes of left x right masks
+    assert t.left_mask.shape[0] > 500 and t.right_mask.shape[0] > 500 and table > 100 * 2**20
+    assert peak < table / 4, (peak, table)
+    rng = random.Random(5)
+    for _ in range(30):
+        word = tuple(rng.choice(ALPHABET) for _ in range(rng.randint(1, 8)))
+        assert compiled.apply(word) == run(program, word, FEATURES) == compiled.tables().apply(word)
+
+
+def test_a_program_with_a_stage_past_the_arc_bound_has_its_tables_and_no_transducers(monkeypatch):
+    program = Program((Pass((Rule((TierIs("vowel", None, 1),), ReplaceBy("a", ("i",))),)),))
+    monkeypatch.setattr(compiler, "MAX_STAGE_ARCS", 10)
+    compiled = compile_program(program, ALPHABET, FEATURES)
+    assert isinstance(compiled.stages, UnbuiltTransducers)
+    with pytest.raises(StageTooLargeError, match="^pass 1's annotator would have [0-9,]+ arcs"):
+        compiled.transducers
+    word = ("a", "t", "a", "t")
+    assert compiled.tables().apply(word) == run(program, word, FEATURES) == ("a", "t", "i", "t")
