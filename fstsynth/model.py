@@ -77,7 +77,7 @@ class PairModel:
     alphabet: tuple[Token, ...] = ()
     features: Features = field(default_factory=dict)
     # The training rows the program was synthesized from, when a sample of them
-    # (`synthesis.learner.fit`; not saved); None: all.
+    # (`synthesis.variant.fit`; not saved); None: all.
     sampled: int | None = None
 
     @property

@@ -1,5 +1,5 @@
 """Learning past `Options.fit_rows` rows: from a sample and the rows it gets wrong
-(`synthesis.learner.fit`)."""
+(`synthesis.variant.fit`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from conftest import DATA
 from fstsynth.interpreter import run_many
 from fstsynth.problem import load_problem
 from fstsynth.synthesis import Options, learn, learn_variant
-from fstsynth.synthesis.learner import fit
+from fstsynth.synthesis.variant import fit
 from fstsynth.synthesis.options import Error
 
 TOKEN = Options(variant="token")

@@ -126,6 +126,7 @@ TESTED_ELSEWHERE = {
     "fstsynth.word_walker": ["test_tables.py", "test_backends.py"],
     "fstsynth.batch_walker": ["test_tables.py", "test_backends.py"],
     "fstsynth.block_walker": ["test_stream.py", "test_backends.py"],
+    "fstsynth.synthesis.variant": ["test_fit.py", "test_synthesis.py"],  # `fit`; `learn_variant`
     # The learner's modules, through `fstsynth.synthesis` (its package docstring lists them).
     **{
         f"fstsynth.synthesis.{name}": ["test_synthesis.py", "test_selection.py", "test_feature_rules.py"]

@@ -79,7 +79,8 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
     from dataclasses import replace
 
     from fstsynth.synthesis.affixes import AFFIX_LENGTH
-    from fstsynth.synthesis.learner import AUTO_ORDER, _forms_of_words, learn_variant
+    from fstsynth.synthesis.auto import AUTO_ORDER
+    from fstsynth.synthesis.variant import forms_of_words, learn_variant
 
     all_pairs, pairs = pairs, pairs if cv_pairs is None else cv_pairs
     k = min(options.folds, len(pairs))
@@ -116,7 +117,7 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
         scores.append(cross_validate(config))
     most = max(held for held, _ in scores)
     affixed = None
-    if most < tested and _forms_of_words(all_pairs):
+    if most < tested and forms_of_words(all_pairs):
         # The whole-affix pass first, with the variant ahead: taken below only where it
         # predicts more held-out rows than every other beyond one standard error.
         affix_options = replace(configs[[held for held, _ in scores].index(most)], affixes=AFFIX_LENGTH)
@@ -148,9 +149,9 @@ def test_auto_learns_from_all_rows_only_for_the_variants_that_can_win(monkeypatc
     # first, the variants differ on held-out rows (nofeature cannot name a voicing).
     from conftest import DATA
     from fstsynth.problem import load_problem
-    from fstsynth.synthesis import learner
+    from fstsynth.synthesis import auto
 
-    monkeypatch.setattr(learner, "AUTO_ORDER", order)
+    monkeypatch.setattr(auto, "AUTO_ORDER", order)
 
     problem = load_problem(DATA / "paradigm.json")
     cases = [(PAIRS, FEATURES), (PAIRS[:1], FEATURES)] + [
@@ -248,22 +249,22 @@ def test_auto_prefers_the_clearly_shorter_program_within_one_standard_error(monk
     # Hand-set held-out counts (of 100 rows per split) and rules of the cross-validation
     # programs for each variant (one split, or one count per split); the program from
     # all rows is then learned for real.
-    from fstsynth.synthesis import learner
+    from fstsynth.synthesis import auto
 
     def rules_of(variant):
         rules = scores[variant][1]
         return rules if isinstance(rules, list) else [rules]
 
     splits = len(rules_of("token"))
-    monkeypatch.setattr(learner, "AUTO_ORDER", ("token", "feature"))
+    monkeypatch.setattr(auto, "AUTO_ORDER", ("token", "feature"))
     monkeypatch.setattr(
-        learner, "cv_splits", lambda pairs, k, rows: [(list(pairs), [split] * 100) for split in range(splits)]
+        auto, "cv_splits", lambda pairs, k, rows: [(list(pairs), [split] * 100) for split in range(splits)]
     )
 
     def fold(train, test, features, options, deadline):
         return hits(scores[options.variant][0], len(test)), {}, rules_of(options.variant)[test[0]]
 
-    monkeypatch.setattr(learner, "_fold", fold)
+    monkeypatch.setattr(auto, "_fold", fold)
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
     assert (result.variant, result.held_out) == (chosen, held_out)
 
@@ -292,29 +293,29 @@ def test_auto_prefers_the_clearly_shorter_program_within_one_standard_error(monk
 def test_auto_takes_the_chunk_alignment_where_it_generalizes_better_or_as_well_and_shorter(
     monkeypatch, chunk_scores, held_out
 ):
-    from fstsynth.synthesis import learner
+    from fstsynth.synthesis import auto
 
     word_scores = {"token": (26, [27, 22, 26]), "feature": (25, [27, 22, 26])}
-    monkeypatch.setattr(learner, "AUTO_ORDER", ("token", "feature"))
+    monkeypatch.setattr(auto, "AUTO_ORDER", ("token", "feature"))
     monkeypatch.setattr(
-        learner, "cv_splits", lambda pairs, k, rows: [(list(pairs), [split] * 100) for split in range(3)]
+        auto, "cv_splits", lambda pairs, k, rows: [(list(pairs), [split] * 100) for split in range(3)]
     )
 
     def fold(train, test, features, options, deadline):
         held, rules = (chunk_scores if options.chunks == "on" else word_scores)[options.variant]
         return hits(held, len(test)), {}, rules[test[0]]
 
-    monkeypatch.setattr(learner, "_fold", fold)
+    monkeypatch.setattr(auto, "_fold", fold)
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
     assert result.held_out == held_out / 300
 
 
 def test_auto_takes_no_chunk_alignment_on_a_tie_where_no_held_out_row_is_right(monkeypatch):
-    from fstsynth.synthesis import learner
+    from fstsynth.synthesis import auto
 
-    monkeypatch.setattr(learner, "AUTO_ORDER", ("token", "feature"))
+    monkeypatch.setattr(auto, "AUTO_ORDER", ("token", "feature"))
     monkeypatch.setattr(
-        learner, "cv_splits", lambda pairs, k, rows: [(list(pairs), [split] * 100) for split in range(3)]
+        auto, "cv_splits", lambda pairs, k, rows: [(list(pairs), [split] * 100) for split in range(3)]
     )
     chunked = []
 
@@ -324,9 +325,11 @@ def test_auto_takes_no_chunk_alignment_on_a_tie_where_no_held_out_row_is_right(m
             return hits(0, len(test)), {}, [19, 12, 23][test[0]]
         return hits(0, len(test)), {}, [27, 22, 26][test[0]]
 
-    monkeypatch.setattr(learner, "_fold", fold)
+    monkeypatch.setattr(auto, "_fold", fold)
+    from fstsynth.synthesis import variant
+
     tried = []
-    real = learner.learn_variant
-    monkeypatch.setattr(learner, "learn_variant", lambda *args: tried.append(args[2].chunks) or real(*args))
+    real = variant.learn_variant
+    monkeypatch.setattr(variant, "learn_variant", lambda *args: tried.append(args[2].chunks) or real(*args))
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
     assert chunked and result.held_out == 0 and tried == ["cv"]

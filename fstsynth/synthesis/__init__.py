@@ -13,9 +13,11 @@ Public API:
 The modules, in the order a pass is learned (docs/design.md, section 4):
 
 - `options`: `Options`, the learner's `Error`, the one `Deadline` of a column pair.
-- `learner`: `learn`: `auto`'s cross-validation over the variants, and one variant's
-  passes (`learn_variant`): align, a first pass where one applies, then rule passes,
-  each learned from the words the passes before it leave wrong.
+- `learner`: `learn`, with the variant asked for or by `auto`.
+- `auto`: `auto`'s choice of a configuration by cross-validation over the variants.
+- `variant`: one variant's passes (`learn_variant`): align, a first pass where one
+  applies, then rule passes, each learned from the words the passes before it leave
+  wrong; `fit`, on a sample of the rows past `Options.fit_rows`.
 - `first_passes`: context-free first passes (a token map for a transcription, plain
   letters for letters with diacritics no target uses).
 - `examples`: the token-level examples of a pass (`TaggedExample`) and the
@@ -37,10 +39,12 @@ from __future__ import annotations
 from fstsynth.interpreter import apply_transformation
 from fstsynth.synthesis.examples import TaggedExample, tagged_examples
 from fstsynth.synthesis.first_passes import plain_letter_pass, token_map_pass
-from fstsynth.synthesis.learner import AUTO_ORDER, LearnResult, learn, learn_variant
+from fstsynth.synthesis.auto import AUTO_ORDER
+from fstsynth.synthesis.learner import learn
 from fstsynth.synthesis.options import AUTO, VARIANTS, Deadline, Error, Options
 from fstsynth.synthesis.ranking import predicate_cost, rule_cost, transformation_cost
 from fstsynth.synthesis.selection import synthesize_pass
+from fstsynth.synthesis.variant import LearnResult, learn_variant
 
 __all__ = [
     "Options",

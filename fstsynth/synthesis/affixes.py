@@ -18,7 +18,7 @@ outputs are those of the next shorter one (its innermost token kept) gets no rul
 
 It is a first pass: the passes after it learn what it leaves wrong. `Options.affixes`
 sets `longest`; `auto` cross-validates it as one more configuration, which wins only
-where it predicts held-out rows better (`learner`).
+where it predicts held-out rows better (`auto`).
 """
 
 from __future__ import annotations

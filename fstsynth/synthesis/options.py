@@ -63,7 +63,7 @@ class Options:
     # Atoms may test features derived from IPA (`fstsynth.features`). With feature rules
     # the feature variant learns over every feature (its `SetFeatures` and `Agree` map
     # tokens into the inventory the model applies with) but tests derived ones only in
-    # `auto`'s "+ IPA features" configuration (`learner.configured`).
+    # `auto`'s "+ IPA features" configuration (`variant.configured`).
     derived_tests: bool = True
     # A change of a word into another form of it (not a transcription: most target
     # tokens are source tokens) that tests no word edge pays `UNANCHORED_CHANGE_COST`,
@@ -80,7 +80,7 @@ class Options:
     # (1,000 spelling -> IPA pairs: the same program from 300 as from 1,000, learned
     # in 28 s instead of 46 s.)
     cv_rows: int = 300
-    # Past this many rows, a program is learned from a sample of them (`learner.fit`):
+    # Past this many rows, a program is learned from a sample of them (`variant.fit`):
     # two thirds evenly spaced, then the rows the program learned from those gets wrong,
     # up to this many in all; the program reproducing the most rows of all is kept
     # (learning grows faster than linearly with the rows, and its memory with them).

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fstsynth.synthesis import Options, learn
-from fstsynth.synthesis.learner import _beyond_paired_error
+from fstsynth.synthesis.auto import _beyond_paired_error
 
 # Words and other forms of them (so that auto also tries the whole-affix pass).
 PAIRS = [
@@ -58,15 +58,15 @@ def test_a_lead_is_beyond_the_paired_error_only_where_few_rows_go_the_other_way(
     ],
 )
 def test_auto_takes_the_affix_pass_by_its_lead_on_the_same_rows(monkeypatch, affix_hits, taken):
-    from fstsynth.synthesis import learner
+    from fstsynth.synthesis import auto
 
     rule_hits = "+" * 15 + "." * 7
-    monkeypatch.setattr(learner, "AUTO_ORDER", ("token",))
-    monkeypatch.setattr(learner, "cv_splits", lambda pairs, k, rows_: [(list(pairs), [pairs[0]] * 22)])
+    monkeypatch.setattr(auto, "AUTO_ORDER", ("token",))
+    monkeypatch.setattr(auto, "cv_splits", lambda pairs, k, rows_: [(list(pairs), [pairs[0]] * 22)])
 
     def fold(train, test, features, options, deadline):
         return rows(affix_hits if options.affixes else rule_hits), {}, 5
 
-    monkeypatch.setattr(learner, "_fold", fold)
+    monkeypatch.setattr(auto, "_fold", fold)
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False, chunks="off"))
     assert result.held_out == (affix_hits.count("+") if taken else 15) / 22

@@ -1,0 +1,252 @@
+"""One variant's program from word pairs (`options.variant`, not `auto`).
+
+Public API:
+    LearnResult, learn_variant(pairs, features, options, deadline)
+    fit(pairs, features, options, deadline): learn_variant, on a sample past
+        `Options.fit_rows`
+    configured(options, every, underived): a configuration's options and features
+
+Align every pair into token-level examples, start with a context-free first pass where
+one applies (`first_passes`) and the whole-affix pass where asked (`affixes`), then
+synthesize passes (`selection.synthesize_pass`): each chosen pass is run on the training
+words, the words still wrong are re-aligned against their targets (tags kept) and the
+next pass learns from all of them, up to `Options.max_passes`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Sequence, Sized
+
+from fstsynth.alignment import examples_from_alignment, learn_leads, shared_ending
+from fstsynth.alignment_affinity import learn_affinity
+from fstsynth.chunks import chunk_alignments
+from fstsynth.dsl import Pass, Program, TaggedToken
+from fstsynth.interpreter import run_pass_many
+from fstsynth.progress import report
+from fstsynth.synthesis.affixes import affix_pass
+from fstsynth.synthesis.examples import TaggedExample, tagged_examples
+from fstsynth.synthesis.first_passes import is_transcription, plain_letter_pass, token_map_pass
+from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
+from fstsynth.synthesis.ranking import rule_cost
+from fstsynth.synthesis.selection import synthesize_pass
+from fstsynth.types import Features, Word
+
+Pairs = Sequence[tuple[Word, Word]]
+
+
+@dataclass(frozen=True)
+class LearnResult:
+    program: Program
+    cost: float  # sum of rule costs: lower is preferred
+    train_correct: int
+    train_total: int
+    seconds: dict[str, float] = field(default_factory=dict)
+    variant: str = ""  # the variant that learned the program
+    # Share of training rows predicted right by programs learned without them
+    # (cross-validation; None when not measured): how far the program generalizes.
+    held_out: float | None = None
+    # The rows the program was synthesized from, when a sample (`fit`): None, all rows.
+    sampled: int | None = None
+
+
+def configured(options: Options, every: Features, underived: Features) -> tuple[Options, Features]:
+    """A configuration's options and the features it learns with: `underived` (without
+    the features derived from IPA), except that with feature rules every variant learns
+    with `every` feature, testing the derived ones only along tiers (`atoms`): the
+    feature variant's `SetFeatures` and `Agree` must map tokens into the inventory the
+    model applies with (a `v` whose voiceless twin only panphon names)."""
+    if options.feature_rules and every is not underived:
+        return replace(options, derived_tests=False), every
+    return options, underived
+
+
+def evenly(pairs: Sized, rows: int) -> list[int]:
+    """The indices of at most `rows` of `pairs`, evenly spaced (all if no more)."""
+    if len(pairs) <= rows:
+        return list(range(len(pairs)))
+    return [i * len(pairs) // rows for i in range(rows)]
+
+
+def forms_of_words(pairs: Pairs) -> bool:
+    """Whether `pairs` are words and other forms of them (`learn_variant` gives those a
+    whole-affix pass where `Options.affixes` asks): not a transcription, nor word ->
+    one mark per token."""
+    return not _one_to_one(pairs) and not is_transcription(pairs)
+
+
+def _one_to_one(pairs: Pairs) -> bool:
+    """Whether the whole column pair looks like word -> stress marks: always the same
+    length, no shared tokens (aligned position by position)."""
+    src_vocab = {t for s, _ in pairs for t in s}
+    tgt_vocab = {t for _, tgt in pairs for t in tgt}
+    return bool(pairs) and all(len(s) == len(t) for s, t in pairs) and not (src_vocab & tgt_vocab)
+
+
+def fit(pairs: Pairs, features: Features, options: Options, deadline: Deadline | None = None) -> LearnResult:
+    """The program one variant learns from `pairs`: `learn_variant` on all of them, or,
+    past `options.fit_rows`, on a sample (`LearnResult.sampled` says how many rows).
+
+    The sample is two thirds of `fit_rows` rows, evenly spaced; the program learned from
+    them is run on every row, and the rows it gets wrong (evenly spaced among them) fill
+    the sample up to `fit_rows` for a second program. Of the two, the one reproducing
+    more rows of all is kept (ties: fewer rules), its counts over all rows. The wrong
+    rows are what the sample misses (rare spellings, exceptions), which the greedy
+    selection needs to see; the common ones are in any sample. Learning takes more than
+    linear time and memory in the rows (every candidate rule holds a bitset over every
+    example), so this bounds both; predicting all rows is linear."""
+    limit = options.fit_rows
+    if deadline is None:
+        deadline = Deadline.after(options.time_limit)
+    if limit is None or len(pairs) <= limit:
+        return learn_variant(pairs, features, options, deadline)
+    seconds: dict[str, float] = {}
+    sample = set(evenly(pairs, limit * 2 // 3))
+    best: tuple[tuple[int, int], LearnResult] | None = None
+    for _round in range(2):
+        rows = sorted(sample)
+        result = learn_variant([pairs[i] for i in rows], features, options, deadline)
+        for key_, value in result.seconds.items():
+            seconds[key_] = seconds.get(key_, 0.0) + value
+        started = time.perf_counter()
+        report("checking on all rows", 0, len(pairs), options.variant)
+        predicted = _predict(result.program, [src for src, _ in pairs], features, deadline)
+        seconds["checking"] = seconds.get("checking", 0.0) + time.perf_counter() - started
+        wrong = [i for i, (p, (_, tgt)) in enumerate(zip(predicted, pairs)) if p != tgt]
+        right = len(pairs) - len(wrong)
+        key = (-right, result.program.rule_count)
+        if best is None or key < best[0]:
+            best = (key, replace(result, train_correct=right, train_total=len(pairs), sampled=len(rows)))
+        missed = [i for i in wrong if i not in sample]
+        if not missed or len(sample) >= limit:
+            break
+        sample.update(missed[k] for k in evenly(missed, limit - len(sample)))
+    assert best is not None
+    return replace(best[1], seconds=seconds)
+
+
+def _predict(program: Program, words: Sequence[Word], features: Features, deadline: Deadline) -> list[Word]:
+    """`run_many`, the deadline checked between slices of the words."""
+    tagged: list[list[TaggedToken]] = [[(tok, None) for tok in word] for word in words]
+    for pass_ in program.passes:
+        tagged = _run_pass(pass_, tagged, features, deadline)
+    return [tuple(tok for tok, _ in word) for word in tagged]
+
+
+def _run_pass(
+    pass_: Pass, words: list[list[TaggedToken]], features: Features, deadline: Deadline
+) -> list[list[TaggedToken]]:
+    """`run_pass_many` on the words a slice at a time, the deadline checked between."""
+    out: list[list[TaggedToken]] = []
+    for start in range(0, len(words), CHECK_EVERY):
+        deadline.check()
+        out.extend(run_pass_many(pass_, words[start : start + CHECK_EVERY], features))
+    return out
+
+
+#: "aligning" is reported every this many words at least (and every 1% of them).
+_ALIGN_REPORT = 200
+
+
+def learn_variant(
+    pairs: Pairs, features: Features, options: Options, deadline: Deadline | None = None
+) -> LearnResult:
+    """The program one variant (`options.variant`, not `auto`) learns from `pairs`."""
+    if deadline is None:
+        deadline = Deadline.after(options.time_limit)
+    seconds = {"alignment": 0.0, "synthesis": 0.0}
+    current: list[list[TaggedToken]] = [[(tok, None) for tok in src] for src, _ in pairs]
+    targets = [tgt for _, tgt in pairs]
+    passes: list[Pass] = []
+
+    def n_correct(words: list[list[TaggedToken]]) -> int:
+        return sum(tuple(t for t, _ in w) == tgt for w, tgt in zip(words, targets))
+
+    score = n_correct(current)
+    started = time.perf_counter()
+    affinity = learn_affinity(pairs, features, options.alignment, check=deadline.check) if options.affinity else None
+    # Position-by-position alignment only when the whole column pair looks like word ->
+    # stress marks, not for a pair that happens to be as long as its transcription.
+    tgt_vocab = {t for _, tgt in pairs for t in tgt}
+    one_to_one = _one_to_one(pairs)
+    chunked = options.chunks == "on" and not one_to_one
+    leads = None if one_to_one else learn_leads(pairs, features, options.alignment, affinity, deadline.check)
+    seconds["alignment"] += time.perf_counter() - started
+
+    def examples_of(words: list[list[TaggedToken]]) -> list[TaggedExample]:
+        examples: list[TaggedExample] = []
+        if chunked:
+            report("aligning", 0, len(words))
+            tokens = [tuple(tok for tok, _ in word) for word in words]
+            aligned = chunk_alignments(list(zip(tokens, targets)), features, affinity, deadline.check, leads)
+            for word, src, tgt, columns in zip(words, tokens, targets, aligned):
+                frozen = tuple(word)
+                examples.extend(
+                    TaggedExample(frozen, e.position, e.output) for e in examples_from_alignment(src, tgt, columns)
+                )
+            return examples
+        every = max(_ALIGN_REPORT, len(words) // 100)
+        for done, (word, tgt) in enumerate(zip(words, targets)):
+            deadline.check()  # alignment is quadratic in word length: bound it too
+            if done % every == 0:
+                report("aligning", done, len(words))
+            examples.extend(
+                tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one, leads, ending)
+            )
+        return examples
+
+    ready: list[TaggedExample] | None = None  # examples of `current`, when already made
+    transcription = options.token_map and not one_to_one and is_transcription(pairs)
+    forms = not transcription and not one_to_one
+    ending = shared_ending(pairs) if options.shared_suffix and forms else ()
+    if transcription or (options.plain_letters and not one_to_one):
+        started = time.perf_counter()
+        ready = examples_of(current)
+        map_pass = token_map_pass(ready) if transcription else plain_letter_pass(ready, tgt_vocab)
+        seconds["alignment"] += time.perf_counter() - started
+        if map_pass.rules:
+            ready = None
+            passes.append(map_pass)
+            current = _run_pass(map_pass, current, features, deadline)
+            if not transcription:
+                # The accents are forgotten: the next pass learns from the plain words
+                # as a first pass would, with no `TransformationApplied` on this map
+                # (which, found in 10,000 words, made a transducer too large to
+                # build).
+                current = [[(tok, None) for tok, _ in word] for word in current]
+            score = n_correct(current)
+    if options.affixes and forms:
+        started = time.perf_counter()
+        examples = ready if ready is not None else examples_of(current)
+        affix = affix_pass(examples, options.affixes)
+        seconds["alignment"] += time.perf_counter() - started
+        if affix.rules:
+            ready = None
+            passes.append(affix)
+            current = _run_pass(affix, current, features, deadline)
+            score = n_correct(current)
+    # The edge prior is for a word and another form of it, not for a transcription.
+    pass_options = replace(options, edge_prior=options.edge_prior and forms)
+    for _ in range(options.max_passes):
+        if score == len(pairs):
+            break
+        started = time.perf_counter()
+        examples = ready if ready is not None else examples_of(current)
+        ready = None
+        seconds["alignment"] += time.perf_counter() - started
+        started = time.perf_counter()
+        report(f"synthesizing pass {len(passes) + 1}", detail=options.variant)
+        pass_ = synthesize_pass(examples, features, pass_options, deadline)
+        seconds["synthesis"] += time.perf_counter() - started
+        if not pass_.rules:
+            break
+        new = _run_pass(pass_, current, features, deadline)
+        new_score = n_correct(new)
+        if new_score <= score and passes:
+            break
+        passes.append(pass_)
+        current, score = new, new_score
+    program = Program(tuple(passes))
+    cost = sum(rule_cost(r, options.variant) for p in passes for r in p.rules)
+    return LearnResult(program, cost, score, len(pairs), seconds, options.variant)
