@@ -273,12 +273,14 @@ def _side_automaton(
         masks.append(mask)
         copied.append([window[j][0][i] for j, i in copy_at])
     observed = [(m, tuple(c)) for m, c in zip(masks, copied)]
-    table = np.array(rows, dtype=np.int64).reshape(len(states), len(distinct_sigs))[:, class_sig]
+    # Per distinct signature: classes that share one are equal columns, which change
+    # neither the minimization nor the result; spread to the classes once minimized.
+    table = np.array(rows, dtype=np.int64).reshape(len(states), len(distinct_sigs))
     block = _minimize(table, observed)
     count = int(block.max()) + 1
     rep = np.zeros(count, dtype=np.int64)
     rep[block[::-1]] = np.arange(len(states) - 1, -1, -1)  # the first state of each block
-    next_min = block[table[rep]].astype(np.int32)
+    next_min = block[table[rep][:, class_sig]].astype(np.int32)
     masks_min = [masks[s] for s in rep.tolist()]
     copy_min = np.array([copied[s] for s in rep.tolist()], dtype=np.int32).reshape(count, len(copy_at))
     return next_min, int(block[0]), masks_min, copy_min
