@@ -67,7 +67,6 @@ from fstsynth.bimachine import (
     program_tokens,
 )
 from fstsynth.dsl import Program, Transformation
-from fstsynth.errors import UserError
 from fstsynth.progress import report
 from fstsynth.table_format import CONSTANT, UNK, lowest_rules
 from fstsynth.tables import Tables
@@ -75,7 +74,9 @@ from fstsynth.transducers import (
     EPSILON,
     CompositionTooLargeError,
     Error,
+    StageTooLargeError,
     Transducers,
+    UnbuiltTransducers,
     arc_count,
     compose_passes,
     fst_from_arcs,
@@ -474,22 +475,6 @@ def _chains(arcs: _Arcs, tails: Sequence[tuple[int, ...]], tail_id: np.ndarray, 
 #: spelling at 1,000 pairs: 25,014 left states x 4,724 annotated symbols, a decider of
 #: 118M arcs) would take several GB and minutes to build.
 MAX_STAGE_ARCS = 20_000_000
-
-
-class StageTooLargeError(UserError):
-    """A program's transducers were not built: one of its stages is too large."""
-
-
-@dataclass(frozen=True)
-class UnbuiltTransducers:
-    """In place of a program's transducers when a stage would have more than
-    `MAX_STAGE_ARCS` arcs; `reason` says which. Loading them (`fstsynth.model`'s
-    `StoredTransducers`) raises `StageTooLargeError`."""
-
-    reason: str
-
-    def load(self) -> Transducers:
-        raise StageTooLargeError(self.reason)
 
 
 @dataclass(frozen=True, eq=False)

@@ -225,6 +225,22 @@ class CompositionTooLargeError(UserError):
     """The stages' composition could be too large to build (see `compose_passes`)."""
 
 
+class StageTooLargeError(UserError):
+    """A program's transducers were not built: one of its stages is too large."""
+
+
+@dataclass(frozen=True)
+class UnbuiltTransducers:
+    """In place of a program's transducers when a stage would have more than
+    `compiler.MAX_STAGE_ARCS` arcs; `reason` says which. Loading them (`fstsynth.model`'s
+    `StoredTransducers`) raises `StageTooLargeError`."""
+
+    reason: str
+
+    def load(self) -> Transducers:
+        raise StageTooLargeError(self.reason)
+
+
 def compose_passes(passes: Sequence[pynini.Fst], symbols: pynini.SymbolTable) -> pynini.Fst:
     """The cascade: `passes` composed in order, optimized (determinized and minimized
     over label pairs, so that no state has two arcs with one label pair, which tools

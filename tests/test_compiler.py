@@ -14,15 +14,10 @@ import pytest
 
 from fstsynth import compiler
 from fstsynth.bimachine import PassMachine, group_rows, program_machines, program_tokens
-from fstsynth.compiler import (
-    StageTooLargeError,
-    TimeLimitError,
-    UnbuiltTransducers,
-    compile_program,
-    fst_from_arcs,
-)
+from fstsynth.compiler import TimeLimitError, compile_program, fst_from_arcs
 from fstsynth.dsl import IsToken, Pass, Program, ReplaceAnyBy, ReplaceBy, Rule, TierIs
 from fstsynth.interpreter import run
+from fstsynth.transducers import StageTooLargeError, UnbuiltTransducers
 from fstsynth.progress import listening
 from fstsynth.random_programs import ALPHABET, FEATURES, random_program
 from fstsynth.table_format import CONSTANT, lowest_rules
