@@ -20,6 +20,7 @@ fires first on some of the examples where it is wrong:
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Iterable, Mapping
 
@@ -408,6 +409,7 @@ class Exceptions:
         return np.zeros((0, self.depth), dtype=np.int64), True
 
 
+@dataclass(frozen=True, eq=False)
 class _Kept:
     """What `Exceptions` keeps of one anchor's search: the danger it was for, the
     atoms true at the anchor (`columns`), the distinct danger rows on them
@@ -415,26 +417,18 @@ class _Kept:
     (`counts`; 0: none left), the least safe conjunctions, whether they are all of
     them (`whole`), and them ranked for `_one` (`found`)."""
 
-    __slots__ = ("danger", "columns", "patterns", "keys", "counts", "conjunctions", "whole", "found", "size")
+    danger: int
+    columns: np.ndarray
+    patterns: np.ndarray
+    keys: dict[bytes, int]
+    counts: np.ndarray
+    conjunctions: np.ndarray
+    whole: bool
+    found: list[tuple[Candidate, int]] | tuple[np.ndarray, np.ndarray]
+    size: int = field(init=False)  # bytes, roughly, for `Exceptions.KEPT_AT_MOST`
 
-    def __init__(
-        self,
-        danger: int,
-        columns: np.ndarray,
-        patterns: np.ndarray,
-        keys: dict[bytes, int],
-        counts: np.ndarray,
-        conjunctions: np.ndarray,
-        whole: bool,
-        found: list[tuple[Candidate, int]] | tuple[np.ndarray, np.ndarray],
-    ) -> None:
-        self.danger = danger
-        self.columns = columns
-        self.patterns = patterns
-        self.keys = keys
-        self.counts = counts
-        self.conjunctions = conjunctions
-        self.whole = whole
-        self.found = found
+    def __post_init__(self) -> None:
+        found = self.found
         ranked = sum(fires.bit_length() >> 3 for _, fires in found) if isinstance(found, list) else 0
-        self.size = ranked + conjunctions.nbytes + patterns.nbytes + counts.nbytes + 24 * len(keys)
+        arrays = self.conjunctions.nbytes + self.patterns.nbytes + self.counts.nbytes
+        object.__setattr__(self, "size", ranked + arrays + 24 * len(self.keys))
