@@ -55,3 +55,16 @@ def test_the_sample_the_choice_read_is_reported(pairs):
     pm = learn_model(problem, replace(Options(), cv_rows=5)).pairs[(0, 1)]
     # The model's features let it score more configurations; the sample is the same.
     assert pm.cv_sample is not None and pm.cv_sample[1:] == (read, rows)
+
+
+def test_learn_says_the_choice_read_a_sample(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from fstsynth.cli import app
+
+    # The 20 rows read as past `Options.cv_rows` would be: 3 learned from, 15 predicted.
+    splits = auto.cv_splits
+    monkeypatch.setattr(auto, "cv_splits", lambda pairs, k, rows: splits(pairs, k, 5))
+    result = CliRunner().invoke(app, ["learn", str(DATA / "plural.tsv"), "-o", str(tmp_path / "model"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert "configuration chosen by cross-validation on a sample of 18 of 20 pairs" in result.output
