@@ -26,7 +26,7 @@ from collections import Counter
 
 import logging
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Mapping, Sequence
 from fstsynth.features import is_vowel
@@ -197,7 +197,7 @@ def align_pair(
         raise ValueError(f"alignment mode must be 'global' or 'local', not {mode!r}")
     scores = token_scorer(source, target, vowels, frozen)
     columns = deletions_first(source, _first_takes_it(source, target, columns, scores))
-    return _give_leads(source, target, columns, leads) if leads else columns
+    return _give_leads(source, target, columns, leads, vowels) if leads else columns
 
 
 #: A column pair's suffix (`shared_ending`) ends at least this share of its targets and
@@ -245,30 +245,64 @@ class Leads:
     `follow[(p, y)]`: the share of the occurrences of `p` (None: the start of the word)
     followed by an inserted `y`. An inserted `y` between `p` and `x` goes to `x` when
     it leads `x` more often than it follows `p`: the `j` of `я` -> `j a` leads `я`; the
-    inherent vowel of a consonant letter follows it; a prefix follows the start."""
+    inherent vowel of a consonant letter follows it; a prefix follows the start.
+    `follows[(p, y)]`: in how many words `p` is followed by an inserted `y`."""
 
     lead: Mapping[tuple[Token, Token], float]
     follow: Mapping[tuple[Token | None, Token], float]
+    follows: Mapping[tuple[Token | None, Token], int] = field(default_factory=dict)
 
 
 def _give_leads(
-    source: Word, target: Word, columns: tuple[tuple[int | None, int | None], ...], leads: Leads
+    source: Word,
+    target: Word,
+    columns: tuple[tuple[int | None, int | None], ...],
+    leads: Leads,
+    vowels: frozenset[Token] = frozenset(),
 ) -> tuple[tuple[int | None, int | None], ...]:
     """The same alignment with each inserted target token that leads the next source
     token's output (`Leads`) given to that token: `я` -> `j a` aligned -:j, я:a (the `j`
-    inserted after the token before) becomes я:j, -:a."""
+    inserted after the token before) becomes я:j, -:a.
+
+    A pair the column pair has no share for (a letter seen once or twice) goes by class
+    instead (`_vowel_of_vowel`)."""
     out = list(columns)
     before: int | None = None  # the last source index seen
+    kept = False  # whether source[before] is written as itself
     for k in range(len(out) - 1):
         (i, j), (i2, j2) = out[k], out[k + 1]
         if i is not None:
-            before = i
+            before, kept = i, j is not None and target[j] == source[i]
         if i is None and j is not None and i2 is not None and j2 is not None:
+            last = None if before is None else source[before]
             share = leads.lead.get((source[i2], target[j]))
-            after = leads.follow.get((None if before is None else source[before], target[j]), 0.0)
+            after = leads.follow.get((last, target[j]), 0.0)
+            if share is None and kept and _vowel_of_vowel(last, target[j], source[i2], target[j2], leads, vowels):
+                share = 1.0
             if share is not None and share > after:
                 out[k], out[k + 1] = (i2, j), (None, j2)
+                # The next insertion follows i2 now, which writes another token first.
+                before, kept = i2, target[j] == source[i2]
     return tuple(out)
+
+
+def _vowel_of_vowel(
+    last: Token | None, inserted: Token, vowel: Token, written: Token, leads: Leads, vowels: frozenset[Token]
+) -> bool:
+    """Whether a vowel `inserted` after `last`, a consonant written as itself, is the
+    output of the next source token `vowel`, written as the vowel `written` (`r ú` ->
+    `r ʉ u`: ú is written as two vowels, not r as `r ʉ`; English `i` -> German `e i`).
+    Not where the consonant is followed by that vowel in other words too (an inherent
+    vowel), nor after a consonant that is rewritten (the caller checks): there the
+    vowel is likelier a mark of that change (`c a` -> `ć i a`, a palatal `ć i`)."""
+    return (
+        last is not None
+        and last not in vowels
+        and inserted in vowels
+        and vowel in vowels
+        and written in vowels
+        and leads.follows.get((last, inserted), 0) <= 1
+    )
 
 
 def learn_leads(
@@ -311,7 +345,7 @@ def learn_leads(
         (x, y): count / (seen[x] + 1) for (x, y), count in sorted(before.items()) if 2 * count > seen[x] + 1
     }
     follow = {key: count / (seen[key[0]] + 1) for key, count in sorted(after.items(), key=str)}
-    return Leads(lead, follow)
+    return Leads(lead, follow, after)
 
 
 _Columns = tuple[tuple[int | None, int | None], ...]

@@ -180,16 +180,21 @@ def _side_automaton(
             tier_sigs.append((on, tuple(tuple(cells.has(v, f) for f in feats) for feats in side.tier_feats[tier])))
         return sig, tuple(tier_sigs)
 
-    class_sigs = [signatures(rep) for rep in classes]
+    # Classes this side reads alike move it alike: steps are taken per distinct
+    # signature (numbered in order of first class, so states are found in the order a
+    # walk over the classes finds them) and spread to the classes.
+    sig_ids: dict[tuple, int] = {}
+    class_sig = np.array([sig_ids.setdefault(signatures(rep), len(sig_ids)) for rep in classes], dtype=np.int64)
+    distinct_sigs = list(sig_ids)
     boundary_sig, _ = signatures(BOUNDARY_CELL)
     start = (
         tuple(boundary_sig[j:] for j in range(width)),
         tuple((None,) * len(side.tier_feats[tier]) for tier in tier_names),
     )
 
-    def step(state: tuple, c: int) -> tuple:
+    def step(state: tuple, read: tuple) -> tuple:
         window, memory = state
-        sig, tier_sigs = class_sigs[c]
+        sig, tier_sigs = read
         new_window = (sig,) + tuple(cell[1:] for cell in window[:-1]) if width else ()
         new_memory = []
         for mem, (on, tsig) in zip(memory, tier_sigs):
@@ -207,8 +212,8 @@ def _side_automaton(
         if k % 256 == 0:
             check_deadline(deadline)
         row = []
-        for c in range(len(classes)):
-            nxt = step(states[k], c)
+        for read in distinct_sigs:
+            nxt = step(states[k], read)
             found = ids.get(nxt)
             if found is None:
                 found = ids[nxt] = len(states)
@@ -268,12 +273,14 @@ def _side_automaton(
         masks.append(mask)
         copied.append([window[j][0][i] for j, i in copy_at])
     observed = [(m, tuple(c)) for m, c in zip(masks, copied)]
-    table = np.array(rows, dtype=np.int64).reshape(len(states), len(classes))
+    # Per distinct signature: classes that share one are equal columns, which change
+    # neither the minimization nor the result; spread to the classes once minimized.
+    table = np.array(rows, dtype=np.int64).reshape(len(states), len(distinct_sigs))
     block = _minimize(table, observed)
     count = int(block.max()) + 1
     rep = np.zeros(count, dtype=np.int64)
     rep[block[::-1]] = np.arange(len(states) - 1, -1, -1)  # the first state of each block
-    next_min = block[table[rep]].astype(np.int32)
+    next_min = block[table[rep][:, class_sig]].astype(np.int32)
     masks_min = [masks[s] for s in rep.tolist()]
     copy_min = np.array([copied[s] for s in rep.tolist()], dtype=np.int32).reshape(count, len(copy_at))
     return next_min, int(block[0]), masks_min, copy_min

@@ -3,8 +3,10 @@
 Public API:
     UNK, Error, TimeLimitError, CompositionTooLargeError
     compile_program(program, alphabet, features, *, deadline=None) -> Compiled
-    Compiled: program, tokens, machines (one `PassMachine` per pass), transducers,
-        seconds; tables() -> fstsynth.tables.Tables (the apply machinery)
+    Compiled: program, tokens, machines (one `PassMachine` per pass), stages (the
+        transducers, or `UnbuiltTransducers` past `MAX_STAGE_ARCS` arcs a stage),
+        transducers, seconds; tables() -> fstsynth.tables.Tables (the apply machinery)
+    StageTooLargeError, UnbuiltTransducers, MAX_STAGE_ARCS
     program_tokens(program, alphabet)
     Transducers, compose_passes, transduce, word_acceptor, arc_count, fst_from_arcs:
         `fstsynth.transducers`'s, named here too (what holds, combines and runs the
@@ -37,6 +39,10 @@ and annotated symbol, a dense product, where a minimal transducer may merge much
 for the whole program, on request (exports): the annotator determinized, composed with
 its decider, optimized.
 
+A program with a stage past `MAX_STAGE_ARCS` arcs (a decider has an arc per left state
+and annotated symbol: tens of thousands of each in a deep orthography) gets its
+bimachines, which applying it needs, and no transducers (`UnbuiltTransducers`).
+
 A token never seen in training is read as `UNK` (`<unk>`), an ordinary symbol with no
 features that matches no `IsToken`; the interpreter is run on the same mapped word, so
 every backend means the same thing.
@@ -61,6 +67,7 @@ from fstsynth.bimachine import (
     program_tokens,
 )
 from fstsynth.dsl import Program, Transformation
+from fstsynth.errors import UserError
 from fstsynth.progress import report
 from fstsynth.table_format import CONSTANT, UNK, lowest_rules
 from fstsynth.tables import Tables
@@ -80,7 +87,8 @@ from fstsynth.types import Token, Word, Features
 T = TypeVar("T")
 
 __all__ = [
-    "UNK", "Error", "TimeLimitError", "CompositionTooLargeError", "Compiled", "Transducers",
+    "UNK", "Error", "TimeLimitError", "CompositionTooLargeError", "StageTooLargeError", "Compiled",
+    "Transducers", "UnbuiltTransducers", "MAX_STAGE_ARCS",
     "compile_program", "program_tokens", "compose_passes", "transduce", "word_acceptor",
     "arc_count", "fst_from_arcs",
 ]
@@ -193,9 +201,9 @@ def _annotator(
     src, ilab, olab, dst = [], [], [], []
     read_labels, read_token, read_tag, read_cls, read_mask, read_copies = [], [], [], [], [], []
     for c in range(t.class_mask.shape[0]):
-        check_deadline(deadline)  # a class costs up to its left x right states
+        check_deadline(deadline)
         masks = t.class_mask[c][None, :] & t.right_mask  # per right state
-        kinds, first = _annotations(m, lowest_rules(np, t.left_mask[:, None, :] & masks[None, :, :], t.rules), False)
+        kinds, first = _annotations(m, t.left_mask, masks, False, deadline)
         members = np.nonzero(sym_class == c)[0]
         labels = np.zeros((len(members), len(first)), dtype=np.int64)
         for j, v in enumerate(members.tolist()):
@@ -218,8 +226,7 @@ def _annotator(
             dst.append(np.arange(rights) + 1)
     # The start: guess the right state of the start position, write its annotation.
     masks = t.start_mask[None, :] & t.right_mask
-    decisions = lowest_rules(np, t.left_mask[t.left_start][None, None, :] & masks[None, :, :], t.rules)
-    kinds, first = _annotations(m, decisions, True)
+    kinds, first = _annotations(m, t.left_mask[t.left_start][None, :], masks, True, deadline)
     s_labels = [syms.internal(("start", number, a), f"<s><p{number}:{a}>") for a in range(len(first))]
     src.append(np.zeros(rights, dtype=np.int64))
     ilab.append(np.zeros(rights, dtype=np.int64))
@@ -243,20 +250,68 @@ def _annotator(
     return fst, read, start
 
 
-def _annotations(m: PassMachine, decisions: np.ndarray, at_start: bool) -> tuple[np.ndarray, list[int]]:
-    """Group right states by what a decider needs of them: `decisions[left, right]`
-    and the tokens at the right offsets those decisions copy. Returns the group of
-    each right state and a representative right state per group."""
+#: Cells (distinct left masks x distinct right masks x mask words) whose decisions the
+#: annotator computes at once: bounds its memory (32 MB per array) whatever the pass's
+#: size.
+ANNOTATOR_BLOCK_CELLS = 4_000_000
+
+
+def _annotations(
+    m: PassMachine, left_masks: np.ndarray, masks: np.ndarray, at_start: bool, deadline: float | None
+) -> tuple[np.ndarray, list[int]]:
+    """Group right states by what a decider needs of them: the decision in every left
+    state (the lowest rule of `left_masks[left] & masks[right]`) and the tokens at the
+    right offsets those decisions copy. Returns the group of each right state and a
+    representative right state per group (the first), numbered in order of first
+    appearance.
+
+    Decisions depend on the masks, not the states: they are computed on distinct left
+    masks (cut to the bits some right mask has) x distinct right masks, a block at a
+    time, and each distinct right mask's column of decisions is numbered. Neither the
+    left x right table nor the distinct one is ever held whole: a pass with tens of
+    thousands of states on each side compiles in bounded memory."""
     t = m.tables.numpy()
-    columns = [decisions.T]
-    for n, offset in enumerate(m.right_copy_offsets):
-        reads = np.array([
-            any(kind != CONSTANT and value == offset for kind, value in m.template(d, at_start))
-            for d in range(t.rules + 1)
-        ])
-        needed = reads[decisions].any(axis=0)
-        columns.append(np.where(needed, m.right_copy[:, n], -2)[:, None])
+    offsets = m.right_copy_offsets
+    reads = np.array(
+        [[any(kind != CONSTANT and value == offset for kind, value in m.template(d, at_start)) for offset in offsets]
+         for d in range(t.rules + 1)],
+        dtype=bool,
+    ).reshape(t.rules + 1, len(offsets))
+    # A rule whose bit every left mask has decides, in a right mask that has it, for
+    # every left state: the right mask's later bits never matter (and the same the
+    # other way round). Cut them, then number the distinct masks.
+    lefts = left_masks & np.bitwise_or.reduce(masks, axis=0)
+    rights = _through(masks, lowest_rules(np, masks & np.bitwise_and.reduce(lefts, axis=0), t.rules))
+    lefts = _through(lefts, lowest_rules(np, lefts & np.bitwise_and.reduce(rights, axis=0), t.rules))
+    lefts = lefts[group_rows(lefts)[1]]
+    right_group, right_first = group_rows(rights)
+    distinct = rights[right_first]
+    decision_type = np.int16 if t.rules < 2**15 else np.int32
+    column_ids: dict[bytes, int] = {}
+    column = np.empty(len(right_first), dtype=np.int64)
+    needed = np.zeros((len(right_first), len(offsets)), dtype=bool)
+    block = max(1, ANNOTATOR_BLOCK_CELLS // max(1, len(lefts) * lefts.shape[1]))
+    for lo in range(0, len(right_first), block):
+        check_deadline(deadline)
+        hi = min(len(right_first), lo + block)
+        decisions = lowest_rules(np, lefts[:, None, :] & distinct[None, lo:hi, :], t.rules)  # [left, right]
+        needed[lo:hi] = reads[decisions].any(axis=0)
+        for k, row in enumerate(np.ascontiguousarray(decisions.T.astype(decision_type))):
+            column[lo + k] = column_ids.setdefault(row.tobytes(), len(column_ids))
+    columns = [column[right_group][:, None]]
+    for n in range(len(offsets)):
+        columns.append(np.where(needed[right_group, n], m.right_copy[:, n], -2)[:, None])
     return group_rows(np.concatenate(columns, axis=1))
+
+
+def _through(masks: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """`masks` with the bits past `last` (a rule index per row) cleared."""
+    first_bit = 64 * np.arange(masks.shape[1], dtype=np.int64)[None, :]
+    kept = np.clip(last[:, None] + 1 - first_bit, 0, 64).astype(np.uint64)  # low bits kept per word
+    full = np.uint64(0xFFFFFFFFFFFFFFFF)
+    # (1 << 64) overflows: whole words are kept as all ones.
+    partial = (np.uint64(1) << np.minimum(kept, np.uint64(63))) - np.uint64(1)
+    return masks & np.where(kept == 64, full, partial)
 
 
 def _plain_decider(m: PassMachine, syms: _Symbols, out_label: np.ndarray, deadline: float | None) -> pynini.Fst:
@@ -326,13 +381,16 @@ def _decider(
         [any(kind != CONSTANT and value < 0 for kind, value in m.template(d, False)) for d in range(t.rules + 1)]
     )
     src_parts, il_parts, ol_parts, dst_parts, tail_parts = [], [], [], [], []
-    # Decisions of every (left state, read symbol), a block of symbols at a time.
+    # Decisions of every (left state, read symbol), a block of symbols at a time, on
+    # the distinct left masks (left states with one mask decide alike).
+    left_group, left_first = group_rows(t.left_mask)
+    left_masks = t.left_mask[left_first]
     block = max(1, DECIDER_BLOCK_CELLS // max(1, lefts * t.left_mask.shape[1]))
     lam = np.arange(lefts)
     for lo in range(0, count, block):
         check_deadline(deadline)
         hi = min(count, lo + block)
-        decision = lowest_rules(np, t.left_mask[:, None, :] & reads.mask[None, lo:hi, :], t.rules)  # [left, read]
+        decision = lowest_rules(np, left_masks[:, None, :] & reads.mask[None, lo:hi, :], t.rules)[left_group]
         width = hi - lo
         first = np.zeros((lefts, width), dtype=np.int64)
         tail = np.zeros((lefts, width), dtype=np.int64)
@@ -411,16 +469,47 @@ def _chains(arcs: _Arcs, tails: Sequence[tuple[int, ...]], tail_id: np.ndarray, 
     arcs.add(chain_src, np.zeros_like(chain_src), labels, chain_dst)
 
 
+#: Most arcs a stage may have. Past it the program's transducers are not built (the
+#: apply tables, which do not need them, are): a deep orthography's pass (French
+#: spelling at 1,000 pairs: 25,014 left states x 4,724 annotated symbols, a decider of
+#: 118M arcs) would take several GB and minutes to build.
+MAX_STAGE_ARCS = 20_000_000
+
+
+class StageTooLargeError(UserError):
+    """A program's transducers were not built: one of its stages is too large."""
+
+
+@dataclass(frozen=True)
+class UnbuiltTransducers:
+    """In place of a program's transducers when a stage would have more than
+    `MAX_STAGE_ARCS` arcs; `reason` says which. Loading them (`fstsynth.model`'s
+    `StoredTransducers`) raises `StageTooLargeError`."""
+
+    reason: str
+
+    def load(self) -> Transducers:
+        raise StageTooLargeError(self.reason)
+
+
 @dataclass(frozen=True, eq=False)
 class Compiled:
     """A compiled program: per pass its bimachine (`machines`), the transducers built
-    from them, over the program's sorted token alphabet `tokens` (UNK included)."""
+    from them (`stages`; `UnbuiltTransducers` if too large), over the program's sorted
+    token alphabet `tokens` (UNK included)."""
 
     program: Program
     tokens: tuple[Token, ...]
     machines: tuple[PassMachine, ...]
-    transducers: Transducers
+    stages: Transducers | UnbuiltTransducers
     seconds: float
+
+    @property
+    def transducers(self) -> Transducers:
+        """The program's transducers; `StageTooLargeError` if they were not built."""
+        if isinstance(self.stages, UnbuiltTransducers):
+            return self.stages.load()
+        return self.stages
 
     def tables(self) -> Tables:
         """The apply machinery: the machines as arrays (`fstsynth.tables`)."""
@@ -432,6 +521,17 @@ class Compiled:
 
     def map_unknown(self, word: Sequence[Token]) -> Word:
         return self.transducers.map_unknown(word)
+
+
+def _too_large(number: int, stage: str, states: int, symbols: int) -> str | None:
+    """Why a stage of `states` x `symbols` arcs is not built, or None if it fits."""
+    if states * symbols <= MAX_STAGE_ARCS:
+        return None
+    return (
+        f"pass {number}'s {stage} would have {states * symbols:,} arcs ({states:,} states x {symbols:,} "
+        f"symbols), more than {MAX_STAGE_ARCS:,}: the program's transducers were not built (applying "
+        f"the model does not need them; its transducer file and exports do)"
+    )
 
 
 def compile_program(
@@ -456,9 +556,20 @@ def compile_program(
     machines: list[PassMachine] = []
     stages: list[pynini.Fst] = []
     stage_pass: list[int] = []
+    unbuilt: str | None = None  # why the transducers are not built (None: they are)
     for k, pass_ in enumerate(program.passes):
         report("compiling rule", done, total, f"pass {k + 1}")
         m = build_pass_machine(pass_, tokens, tags[k], tags[k + 1], features, deadline=deadline)
+        machines.append(m)
+        done += len(pass_.rules)
+        t = m.tables.numpy()
+        symbols, lefts = t.symbol_class.size, t.left_next.shape[0]
+        if unbuilt is None and m.looks_right:
+            unbuilt = _too_large(k + 1, "annotator", t.right_next.shape[0] + 1, symbols + 1)
+        elif unbuilt is None:
+            unbuilt = _too_large(k + 1, "decider", lefts + 1, symbols + 1)
+        if unbuilt is not None:
+            continue
         last = k == len(program.passes) - 1
         out_label = np.array(
             [[syms.symbol(tokens, tok, None if last else tags[k + 1][g]) for g in range(len(tags[k + 1]))]
@@ -468,6 +579,9 @@ def compile_program(
         if m.looks_right:
             annotator, reads, start_reads = _annotator(m, k + 1, syms, deadline)
             check_deadline(deadline)
+            unbuilt = _too_large(k + 1, "decider", lefts + 1, len(reads.labels) + len(start_reads.labels))
+            if unbuilt is not None:
+                continue
             # Two stages, not their composition: composing and optimizing even a small
             # pass's stages costs more compile time than the arcs it saves (measured
             # on the dev programs: up to 1.5 s more per pass, 0-30% fewer arcs).
@@ -477,14 +591,14 @@ def compile_program(
             found = [_plain_decider(m, syms, out_label, deadline)]
         stages += found
         stage_pass += [k + 1] * len(found)
-        machines.append(m)
-        done += len(pass_.rules)
     report("compiling rule", total, total, "done")
-    if not stages:  # the empty program: the identity
+    if not program.passes:  # the empty program: the identity
         labels = np.arange(1, len(tokens) + 1)
         stages.append(fst_from_arcs(1, 0, [0], np.zeros(len(tokens)), labels, labels, np.zeros(len(tokens))))
         stage_pass.append(1)
-    for fst in stages:
-        fst.arcsort("ilabel")
-    transducers = Transducers(tuple(stages), tuple(stage_pass), syms.table, tokens)
-    return Compiled(program, tokens, tuple(machines), transducers, time.perf_counter() - started)
+    built: Transducers | UnbuiltTransducers = UnbuiltTransducers(unbuilt or "")
+    if unbuilt is None:
+        for fst in stages:
+            fst.arcsort("ilabel")
+        built = Transducers(tuple(stages), tuple(stage_pass), syms.table, tokens)
+    return Compiled(program, tokens, tuple(machines), built, time.perf_counter() - started)

@@ -13,6 +13,8 @@ Public API:
                              Ctrl-C, and whether it was given)
     watch_interrupts(), interrupt_requested(), raise_if_interrupted()
                              (the command line's Ctrl-C handler, which also remembers)
+    logger(name), log_to_stderr_when_needed(), set_up_deferred_logging()
+                             (`logging` imported only when a message comes)
     Error
 
 A file is written to a hidden temporary name in the same directory
@@ -44,7 +46,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import logging
 import os
 import re
 import shutil
@@ -53,16 +54,54 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from fstsynth.errors import UserError
+
+if TYPE_CHECKING:
+    import logging
 
 try:
     import fcntl
 except ImportError:  # not POSIX
     fcntl = None  # type: ignore[assignment]
 
-log = logging.getLogger(__name__)
+#: Whether a command asked for logging to be set up only once a message comes
+#: (`log_to_stderr_when_needed`).
+_logging_deferred = False
+
+
+def log_to_stderr_when_needed() -> None:
+    """Log as every command does (`fstsynth: message` on standard error, warnings and
+    worse), set up once a message comes through `logger` (or `set_up_deferred_logging`
+    is called): `apply` logs nothing in a usual run, and importing `logging` was 7% of
+    a one-word `apply`."""
+    global _logging_deferred
+    _logging_deferred = True
+
+
+def set_up_deferred_logging() -> None:
+    """Set up the logging `log_to_stderr_when_needed` deferred, if not done yet (before
+    running code that logs through `logging` itself)."""
+    global _logging_deferred
+    if _logging_deferred:
+        _logging_deferred = False
+        import logging
+
+        logging.basicConfig(level=logging.WARNING, format="fstsynth: %(message)s", force=True)
+
+
+def logger(name: str) -> "logging.Logger":
+    """`logging.getLogger(name)`, `logging` imported now (see `log_to_stderr_when_needed`)."""
+    import logging
+
+    set_up_deferred_logging()
+    return logging.getLogger(name)
+
+
+def _log() -> "logging.Logger":
+    return logger(__name__)
+
 
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
@@ -271,11 +310,11 @@ def _clean_stale(parent: Path, name: str) -> None:
     target = parent / name
     olds = _stale_entries(parent, name, "old")
     if olds and not target.exists():
-        log.warning("%s: restoring the previous version from %s", target, olds[-1].name)
+        _log().warning("%s: restoring the previous version from %s", target, olds[-1].name)
         os.rename(olds[-1], target)
         olds = olds[:-1]
     for entry in [*olds, *_stale_entries(parent, name, "tmp")]:
-        log.info("removing %s, left by an interrupted run", entry)
+        _log().info("removing %s, left by an interrupted run", entry)
         _remove(entry)
 
 
@@ -499,7 +538,7 @@ def _remove_when_unread(directory: Path, patience: float = 10.0) -> None:
                     break
                 except BlockingIOError:
                     if waited >= patience:
-                        log.warning("%s: still being read after %.0f s; removing it", directory, patience)
+                        _log().warning("%s: still being read after %.0f s; removing it", directory, patience)
                         break
                     time.sleep(0.05)
                     waited += 0.05

@@ -48,7 +48,6 @@ reads /proc); elsewhere `start` does nothing.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import signal
@@ -57,11 +56,10 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from fstsynth.errors import UserError
+from fstsynth.fileio import logger
 
 if TYPE_CHECKING:
     import subprocess
-
-log = logging.getLogger(__name__)
 
 #: Default ceiling: this share of the machine's physical memory, for the command and its
 #: worker processes together.
@@ -250,7 +248,7 @@ class Guard:
                 pass_fds=(read_fd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             )
         except OSError as exc:
-            log.warning("no memory watchdog: %s", exc)
+            logger(__name__).warning("no memory watchdog: %s", exc)
             os.close(write_fd)
             return
         finally:

@@ -184,7 +184,7 @@ def learn_model(
         seconds = dict(result.seconds, compilation=time.perf_counter() - started)
         learned[(s, t)] = PairModel(
             s, t, result.program, result.cost, result.train_correct, result.train_total,
-            compiled.tables(), compiled.transducers, seconds, result.held_out, result.variant,
+            compiled.tables(), compiled.stages, seconds, result.held_out, result.variant,
             alphabet=alphabet, features=features, sampled=result.sampled, cv_sample=result.cv_sample,
         )
     report("column pair", len(todo), len(todo), "done")
@@ -280,7 +280,7 @@ def compile_model(
         seconds = {"compilation": time.perf_counter() - started}
         pm = PairModel(
             s, t, program, sum(rule_cost(r, COST_VARIANT) for p in program.passes for r in p.rules), 0, 0,
-            compiled.tables(), compiled.transducers, seconds, None, COMPILED,
+            compiled.tables(), compiled.stages, seconds, None, COMPILED,
             alphabet=alphabet, features=features,
         )
         rows = problem.training_pairs(s, t)

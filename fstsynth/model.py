@@ -2,19 +2,21 @@
 apply tables and transducers compiled from them, and what a model does with a word.
 
 Public API:
-    PairModel, Model, StoredTransducers, Error, ModelChangedError, far_key, restore_unknown
+    PairModel, Model, StoredTransducers, StoredProgram, Error, ModelChangedError, far_key, restore_unknown
     Model.pair(source, target), Model.training_pairs(pair_model), Model.pair_names(),
     PairModel.predict(word), PairModel.predict_many(words),
     PairModel.predict_texts(words, sep), PairModel.interpret(word, features),
     PairModel.features_of_unseen(tokens), PairModel.reading(word),
-    PairModel.transducers(), PairModel.transduce(word)
+    PairModel.transducers(), PairModel.transduce(word), PairModel.program
     For a user (README "Library"; `Model` forwards them to its only column pair):
     .rules, .fst, .apply(word), .apply_many(words)
 
 This module knows no file format and no learner: `fstsynth.model_file` saves and
 loads models, `fstsynth.learning` learns them, `fstsynth.api` adds what a library user
 calls on top (`save`, `evaluate`). A model read from disk has its transducers in the
-model's FAR, read when first needed (`StoredTransducers`): `apply` reads the tables alone.
+model's FAR, read when first needed (`StoredTransducers`), and its programs as their
+checked JSON documents, read into DSL nodes when first needed (`StoredProgram`):
+`apply` reads the tables alone, and imports neither the DSL nor Pynini.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence, runtime_checkable
 
-from fstsynth import dsl
 from fstsynth.errors import UserError
 from fstsynth.tables import UNK, Outputs, Tables
 from fstsynth.tables import Error as TablesError
@@ -30,6 +31,8 @@ from fstsynth.types import Features, Token, Word
 
 if TYPE_CHECKING:
     import pynini
+
+    from fstsynth import dsl
 
     from fstsynth.transducers import Transducers
 
@@ -54,14 +57,33 @@ class StoredTransducers(Protocol):
     def load(self) -> "Transducers": ...
 
 
+class StoredProgram:
+    """A program as a model file keeps it: its JSON document, checked when the model was
+    read (`program_json.check_program`), read into DSL nodes when first asked for.
+    (Importing `fstsynth.dsl`, whose node classes are dataclasses made at import, was a
+    quarter of a one-word `apply`, which runs the tables and never the program.)"""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+        self._program: "dsl.Program | None" = None
+
+    def load(self) -> "dsl.Program":
+        if self._program is None:
+            from fstsynth import dsl
+
+            self._program = dsl.from_json(self.document)
+        return self._program
+
+
 @dataclass(frozen=True, eq=False)
 class PairModel:
-    """The model of one column pair: its program, the apply tables compiled from it,
-    and its transducers (built with it, or where to read them: `StoredTransducers`)."""
+    """The model of one column pair: its program (or where it is kept:
+    `StoredProgram`), the apply tables compiled from it, and its transducers (built
+    with it, or where to read them: `StoredTransducers`)."""
 
     source: int
     target: int
-    program: dsl.Program
+    program_or_stored: "dsl.Program | StoredProgram"
     cost: float
     train_correct: int
     train_total: int
@@ -85,6 +107,14 @@ class PairModel:
     @property
     def far_key(self) -> str:
         return far_key(self.source, self.target)
+
+    @property
+    def program(self) -> "dsl.Program":
+        """The pair's program (read into DSL nodes the first time, for a model read
+        from disk)."""
+        if isinstance(self.program_or_stored, StoredProgram):
+            return self.program_or_stored.load()
+        return self.program_or_stored
 
     def transducers(self) -> "Transducers":
         """The pair's transducers (read from the model's FAR the first time)."""

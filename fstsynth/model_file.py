@@ -42,12 +42,13 @@ from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
-from fstsynth import dsl
 from fstsynth.arrays import Array, read_npz, write_npz
 from fstsynth.arrays import Error as ArraysError
 from fstsynth.errors import UserError
 from fstsynth.fileio import atomic_directory, stable_directory
-from fstsynth.model import Error, Model, ModelChangedError, PairModel, far_key
+from fstsynth.model import Error, Model, ModelChangedError, PairModel, StoredProgram, far_key
+from fstsynth.program_json import Error as ProgramError
+from fstsynth.program_json import check_program
 from fstsynth.tables import UNK, Tables
 from fstsynth.tables import Error as TablesError
 from fstsynth.types import Token, Word
@@ -120,7 +121,7 @@ def model_json(
                 "passes": len(pm.tables.passes),
                 "tokens": list(pm.tables.tokens),
                 "rules": [[str(r) for r in p.rules] for p in pm.program.passes],
-                "program": dsl.to_json(pm.program),
+                "program": _program_json(pm),
                 "cost": pm.cost,
                 "train_correct": pm.train_correct,
                 "train_total": pm.train_total,
@@ -131,6 +132,15 @@ def model_json(
         ],
         "rows": [[None if cell is None else " ".join(cell) for cell in row] for row in model.rows],
     }
+
+
+def _program_json(pm: PairModel) -> Any:
+    """The pair's program as JSON (a program read from a model file: its document)."""
+    if isinstance(pm.program_or_stored, StoredProgram):
+        return pm.program_or_stored.document
+    from fstsynth import dsl
+
+    return dsl.to_json(pm.program_or_stored)
 
 
 def save_model(model: Model, directory: str | Path) -> None:
@@ -412,16 +422,22 @@ def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Mode
             json_path,
             f"pair {n}: source and target must be column indices",
         )
-        program = dsl.from_json(entry["program"])
+        # Checked now (a damaged program stops any command before its output), made
+        # into DSL nodes only if asked for: `apply` runs the tables alone.
+        try:
+            passes = check_program(entry["program"])
+        except ProgramError as exc:
+            raise Error(f"{json_path}: damaged model JSON (Error: {exc})") from None
+        program = StoredProgram(entry["program"])
         if version >= 3:
-            keys, tables = _v3_pair(json_path, reader.directory / MODEL_TABLES, entry, n, arrays, program)
+            keys, tables = _v3_pair(json_path, reader.directory / MODEL_TABLES, entry, n, arrays, passes)
         else:
             from fstsynth.bimachine import program_tables  # numpy: old models only
 
             # Version 1 kept one composed FST per pair; it is read as a one-stage chain.
             keys = entry["far_keys"] if version >= 2 else [entry["far_key"]]
             _need(_is_str_list(keys) and len(keys) >= 1, json_path, f"pair {n}: 'far_keys' must list FAR keys")
-            tables = program_tables(program, alphabet, features)
+            tables = program_tables(program.load(), alphabet, features)
         stages = FarStages(
             reader.named / far_name, far_sha, tuple(keys), tables.tokens, reader.named / MODEL_JSON,
             reader.json_sha256,
@@ -476,7 +492,7 @@ def _arrays(reader: _Reader, sha256: str) -> Mapping[str, Array]:
 
 def _v3_pair(
     json_path: Path, tables_path: Path, entry: dict[str, Any], n: int,
-    arrays: Mapping[str, Array] | None, program: dsl.Program,
+    arrays: Mapping[str, Array] | None, passes: int,
 ) -> tuple[list[str], Tables]:
     keys = entry["stages"]
     _need(_is_str_list(keys) and len(keys) >= 1, json_path, f"pair {n}: 'stages' must list FAR keys")
@@ -485,7 +501,7 @@ def _v3_pair(
     prefix, count = entry["tables"], entry["passes"]
     _need(isinstance(prefix, str), json_path, f"pair {n}: 'tables' must be the prefix of its arrays")
     _need(
-        isinstance(count, int) and not isinstance(count, bool) and count == len(program.passes),
+        isinstance(count, int) and not isinstance(count, bool) and count == passes,
         json_path, f"pair {n}: 'passes' must be the number of passes of its program",
     )
     assert arrays is not None

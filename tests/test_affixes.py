@@ -11,7 +11,7 @@ from fstsynth.interpreter import run
 from fstsynth.learning import compile_model
 from fstsynth.problem import read_pairs
 from fstsynth.synthesis import Options, learn, tagged_examples
-from fstsynth.synthesis.affixes import affix_pass
+from fstsynth.synthesis.affixes import AFFIX_LENGTH, LONGEST_AFFIX, affix_pass
 from fstsynth.synthesis.options import Error
 
 Pairs = list[tuple[tuple[str, ...], tuple[str, ...]]]
@@ -86,6 +86,32 @@ def test_a_sequence_that_changes_nothing_more_than_a_shorter_one_has_no_rules():
     # The longer sequences' rules come first.
     distances = [max(abs(getattr(p, "offset", 0)) for p in rule.predicates) for rule in affix.rules]
     assert distances == sorted(distances, reverse=True)
+
+
+def _reach(affix) -> int:
+    """The farthest offset the pass's rules read."""
+    return max(abs(getattr(p, "offset", 0)) for rule in affix.rules for p in rule.predicates)
+
+
+# Liquid stems: -is goes and a long oː before the r is shortened, 4 tokens from the end.
+SHORTENED = [("a m oː r i s", "a m o r"), ("d o l oː r i s", "d o l o r"), ("k o n s u l i s", "k o n s u l")]
+
+
+def test_the_ends_reach_as_deep_as_the_changes_of_two_words():
+    pairs = pairs_of(SHORTENED) + LATIN
+    affix = Program((affix_pass(examples_of(pairs), LONGEST_AFFIX),))
+    assert all(run(affix, src, {}) == tgt for src, tgt in pairs)
+    # `oː r i s #` seen in two words: a third is shortened too.
+    assert run(affix, tuple("s o r oː r i s".split()), {}) == tuple("s o r o r".split())
+    # Ends of the default length do not reach the oː.
+    short = Program((affix_pass(examples_of(pairs)),))
+    assert run(short, tuple("s o r oː r i s".split()), {}) == tuple("s o r oː r".split())
+
+
+def test_a_deep_change_of_one_word_does_not_lengthen_the_ends():
+    # Only `a m oː r i s` shortens its vowel: a lexical fact, not an affix's.
+    pairs = pairs_of(SHORTENED[::2]) + LATIN
+    assert _reach(affix_pass(examples_of(pairs), LONGEST_AFFIX)) == _reach(affix_pass(examples_of(pairs), AFFIX_LENGTH))
 
 
 def test_changes_at_the_start_are_read_from_the_start():

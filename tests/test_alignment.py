@@ -281,6 +281,45 @@ def test_an_insertion_that_follows_a_token_more_often_is_left_to_it():
         assert outputs[-1] == ("g", "e"), (src, outputs)
 
 
+def test_a_vowel_letter_seen_once_written_as_two_vowels_takes_both():
+    # ú -> ʉ u in one word only: no share says whose the inserted ʉ is, and the aligner
+    # leaves it after the consonant before (r -> r ʉ). A vowel between a consonant and
+    # a vowel written as a vowel is the vowel's: ú -> ʉ u, as á -> ɔ a in the other
+    # words. The inherent vowel that most of a consonant's occurrences are followed by
+    # stays the consonant's.
+    from fstsynth.alignment import learn_leads
+    from fstsynth.alignment_affinity import learn_affinity
+
+    words = ["rúma:rʉuma", "ráði:rɔaji", "vágur:vɔavur", "pláta:plɔata", "ráma:rɔama", "mat:mat"]
+    pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
+    affinity = learn_affinity(pairs, {})
+    leads = learn_leads(pairs, {}, "global", affinity)
+    assert ("ú", "ʉ") not in leads.lead
+    src, tgt = pairs[0]
+    columns = align_pair(src, tgt, {}, "global", affinity, one_to_one=False, leads=leads)
+    outputs = {e.position: e.output for e in examples_from_alignment(src, tgt, columns)}
+    assert outputs[0] == ("r",) and outputs[1] == ("ʉ", "u"), outputs
+
+    inherent = ["kta:kata", "kmo:kamo", "kpu:kapu", "kla:kala", "ke:kae"]
+    pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in inherent)]
+    leads = learn_leads(pairs, {}, "global", None)
+    src, tgt = pairs[-1]
+    columns = align_pair(src, tgt, {}, "global", None, one_to_one=False, leads=leads)
+    outputs = {e.position: e.output for e in examples_from_alignment(src, tgt, columns)}
+    assert outputs[0] == ("k", "a") and outputs[1] == ("e",), outputs
+
+    # A rewritten consonant keeps the vowel after it: `c a` -> `ć i a` is a palatal
+    # `ć i`, and a stays a.
+    rewritten = ["campo:ćiamp", "fat:fat", "pan:pan", "sacco:sać"]
+    pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in rewritten)]
+    affinity = learn_affinity(pairs, {})
+    leads = learn_leads(pairs, {}, "global", affinity)
+    src, tgt = pairs[0]
+    columns = align_pair(src, tgt, {}, "global", affinity, one_to_one=False, leads=leads)
+    outputs = {e.position: e.output for e in examples_from_alignment(src, tgt, columns)}
+    assert outputs[0] == ("ć", "i") and outputs[1] == ("a",), outputs
+
+
 # ------------------------------------------------------------------ a column pair's suffix
 
 

@@ -3,17 +3,29 @@ OpenFst's binary format."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
+import tracemalloc
 
 import numpy as np
 import pynini
 import pytest
 
-from fstsynth.compiler import TimeLimitError, compile_program, fst_from_arcs
-from fstsynth.dsl import IsToken, Pass, Program, ReplaceBy, Rule, TierIs
+from fstsynth import compiler
+from fstsynth.bimachine import PassMachine, group_rows, program_machines, program_tokens
+from fstsynth.compiler import (
+    StageTooLargeError,
+    TimeLimitError,
+    UnbuiltTransducers,
+    compile_program,
+    fst_from_arcs,
+)
+from fstsynth.dsl import IsToken, Pass, Program, ReplaceAnyBy, ReplaceBy, Rule, TierIs
+from fstsynth.interpreter import run
 from fstsynth.progress import listening
 from fstsynth.random_programs import ALPHABET, FEATURES, random_program
+from fstsynth.table_format import CONSTANT, lowest_rules
 
 
 def test_fst_from_arcs_is_the_fst_pynini_builds():
@@ -69,3 +81,81 @@ def test_a_deadline_in_the_past_stops_compilation():
     program = random_program(random.Random(2), passes=2, max_rules=5)
     with pytest.raises(TimeLimitError, match="^time limit reached while compiling the rules"):
         compile_program(program, ALPHABET, FEATURES, deadline=time.monotonic() - 1)
+
+
+def _annotations_from_the_full_table(
+    m: PassMachine, left_masks: np.ndarray, masks: np.ndarray, at_start: bool
+) -> tuple[np.ndarray, list[int]]:
+    """The annotator's grouping of right states straight from its definition: the
+    whole left x right table of decisions, and the tokens those decisions copy."""
+    t = m.tables.numpy()
+    decisions = lowest_rules(np, left_masks[:, None, :] & masks[None, :, :], t.rules)
+    columns = [decisions.T]
+    for n, offset in enumerate(m.right_copy_offsets):
+        reads = np.array([
+            any(kind != CONSTANT and value == offset for kind, value in m.template(d, at_start))
+            for d in range(t.rules + 1)
+        ])
+        columns.append(np.where(reads[decisions].any(axis=0), m.right_copy[:, n], -2)[:, None])
+    return group_rows(np.concatenate(columns, axis=1))
+
+
+def test_right_states_are_grouped_as_the_full_left_x_right_table_groups_them(monkeypatch):
+    # Small blocks: the grouping is put together from many blocks of distinct masks.
+    monkeypatch.setattr(compiler, "ANNOTATOR_BLOCK_CELLS", 7)
+    checked = 0
+    for seed in range(12):
+        program = random_program(random.Random(seed), passes=2, max_rules=6)
+        tokens = tuple(sorted(program_tokens(program, ALPHABET, FEATURES)))
+        for m in program_machines(program, tokens, FEATURES):
+            if not m.looks_right:
+                continue
+            t = m.tables.numpy()
+            cases = [(t.left_mask, t.class_mask[c][None, :] & t.right_mask, False) for c in range(m.classes)]
+            cases.append((t.left_mask[t.left_start][None, :], t.start_mask[None, :] & t.right_mask, True))
+            for left_masks, masks, at_start in cases:
+                kinds, first = compiler._annotations(m, left_masks, masks, at_start, None)
+                expected_kinds, expected_first = _annotations_from_the_full_table(m, left_masks, masks, at_start)
+                assert kinds.tolist() == expected_kinds.tolist() and first == expected_first
+                checked += 1
+    assert checked >= 50
+
+
+def _shadowed_window_program(tokens: tuple[str, ...]) -> Program:
+    """A pass whose automata remember three tokens on each side (a rule per window of
+    three), the right windows' rules shadowed by a rule without tests: many left and
+    right states, few decisions."""
+    windows = list(itertools.product(tokens, repeat=3))
+    left = [Rule((IsToken(x, -1), IsToken(y, -2), IsToken(z, -3)), ReplaceAnyBy(("a",))) for x, y, z in windows]
+    right = [Rule((IsToken(x, 1), IsToken(y, 2), IsToken(z, 3)), ReplaceAnyBy(("i",))) for x, y, z in windows]
+    return Program((Pass(tuple([*left, Rule((), ReplaceAnyBy(("u",))), *right])),))
+
+
+@pytest.mark.slow
+def test_a_pass_with_a_large_left_x_right_table_compiles_in_bounded_memory():
+    program = _shadowed_window_program(ALPHABET[:9])
+    tracemalloc.start()
+    try:
+        compiled = compile_program(program, ALPHABET, FEATURES)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    t = compiled.machines[0].tables.numpy()
+    table = t.left_mask.shape[0] * t.right_mask.shape[0] * t.left_mask.shape[1] * 8  # bytes of left x right masks
+    assert t.left_mask.shape[0] > 500 and t.right_mask.shape[0] > 500 and table > 100 * 2**20
+    assert peak < table / 4, (peak, table)
+    rng = random.Random(5)
+    for _ in range(30):
+        word = tuple(rng.choice(ALPHABET) for _ in range(rng.randint(1, 8)))
+        assert compiled.apply(word) == run(program, word, FEATURES) == compiled.tables().apply(word)
+
+
+def test_a_program_with_a_stage_past_the_arc_bound_has_its_tables_and_no_transducers(monkeypatch):
+    program = Program((Pass((Rule((TierIs("vowel", None, 1),), ReplaceBy("a", ("i",))),)),))
+    monkeypatch.setattr(compiler, "MAX_STAGE_ARCS", 10)
+    compiled = compile_program(program, ALPHABET, FEATURES)
+    assert isinstance(compiled.stages, UnbuiltTransducers)
+    with pytest.raises(StageTooLargeError, match="^pass 1's annotator would have [0-9,]+ arcs"):
+        compiled.apply(("a", "t"))
+    word = ("a", "t", "a", "t")
+    assert compiled.tables().apply(word) == run(program, word, FEATURES) == ("a", "t", "i", "t")

@@ -145,7 +145,14 @@ def test_a_plain_apply_skips_typers_parser_and_matches_it(plural_model):
     args = ["apply", str(plural_model), "k a t", "-f", "tsv", "dɔg", "--join"]
     out, modules = _apply_in_child(args, "from fstsynth.__main__ import main; main()")
     assert out == CliRunner().invoke(app, args).stdout == "k a t\tkats\ndɔg\tdɔgz\n"
-    for heavy in ("pydantic", "typer", "click", "fstsynth.cli"):
+    for heavy in ("pydantic", "typer", "click", "fstsynth.cli", "fstsynth.dsl"):
+        assert heavy not in modules, heavy
+    # Spaced words: nor logging (set up when a message comes), nor the DSL (the program
+    # is checked as JSON, and read into DSL nodes only for --trace, --check or unseen
+    # tokens read by their features).
+    out, modules = _apply_in_child(["apply", str(plural_model), "k a t"], "from fstsynth.__main__ import main; main()")
+    assert out == "k a t s\n"
+    for heavy in ("logging", "fstsynth.dsl", "fstsynth.problem"):
         assert heavy not in modules, heavy
     for argv in (["apply", "--help"], ["apply"], ["apply", str(plural_model), "--nope"], ["apply", "-s"],
                  ["--debug", "apply", str(plural_model), "k a t"], ["apply", "--format=tsv", "m", "w"], ["show", "m"],

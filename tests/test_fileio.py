@@ -185,3 +185,18 @@ def test_concurrent_writers_and_readers_see_whole_versions(tmp_path):
     assert listing(tmp_path) == ["model"]
     texts = {(target / f).read_text() for f in "abc"}
     assert len(texts) == 1 and texts.pop().startswith(("w0 29", "w1 29", "w2 29"))
+
+
+def test_logging_set_up_when_the_first_message_comes():
+    """`apply` defers logging's set-up (importing `logging` is start-up time); a message
+    still comes out as every command prints one."""
+    code = (
+        "import sys\n"
+        "from fstsynth import fileio\n"
+        "fileio.log_to_stderr_when_needed()\n"
+        "assert 'logging' not in sys.modules\n"
+        "fileio.logger('fstsynth.x').info('not shown')\n"
+        "fileio.logger('fstsynth.x').warning('a %s', 'warning')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (0, "fstsynth: a warning\n")

@@ -17,7 +17,7 @@ PACKAGE = ROOT / "fstsynth"
 LAYERS: list[set[str]] = [
     {"errors", "types", "progress"},
     {"arrays", "fileio", "guard", "console", "drawing", "words"},
-    {"dsl", "features", "problem", "alignment", "alignment_affinity", "table_format"},
+    {"dsl", "program_json", "features", "problem", "alignment", "alignment_affinity", "table_format"},
     {"interpreter", "chunks", "pairngram", "rule_shape", "rules_text", "dsl_parser", "pass_decisions"}
     | {"tables", "batch_walker", "word_walker", "_walk"},
     {"bimachine", "far", "transducers", "block_walker", "spe"},

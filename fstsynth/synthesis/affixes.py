@@ -1,7 +1,7 @@
 """The whole-affix pass: the changes at a word edge, memorized with the edge's tokens.
 
 Public API:
-    affix_pass(examples, longest), AFFIX_LENGTH
+    affix_pass(examples, longest), AFFIX_LENGTH, LONGEST_AFFIX
 
 The CoNLL-SIGMORPHON 2017 non-neural baseline inflects a word with the change of the
 longest word end seen in training (`r eː ɡ i s #` -> `r eː k s #` teaches `ɡ i s #` ->
@@ -16,9 +16,14 @@ sequences come first, so that the first rule to fire at a position is that of th
 longest sequence seen that the word has: the baseline's longest match. A sequence whose
 outputs are those of the next shorter one (its innermost token kept) gets no rules.
 
-It is a first pass: the passes after it learn what it leaves wrong. `Options.affixes`
-sets `longest`; `auto` cross-validates it as one more configuration, which wins only
-where it predicts held-out rows better (`auto`).
+The sequences are `AFFIX_LENGTH` tokens long, or as long as the changes of two words or
+more reach from the edge, up to `longest`: an affix may condition a change deeper in
+the stem (Latin `d o l oː r i s` -> `d o l o r`, the oː shortened 4 tokens from the end;
+Dutch `k l a ɡ e n` -> `ɡ e k l a a ɡ d`), and ends too short to reach it split the
+change into rules on single segments; a change only one word makes is lexical, no
+affix's. It is a first pass: the passes after it learn what it leaves wrong.
+`Options.affixes` sets `longest`; `auto` cross-validates it (up to `LONGEST_AFFIX`) as
+one more configuration, which wins only where it predicts held-out rows better (`auto`).
 """
 
 from __future__ import annotations
@@ -47,6 +52,10 @@ from fstsynth.types import Token, Word
 #: an offset more for the transducer's automata, whose states grow as the token classes
 #: to the power of the offsets read; a test word seldom shares more with a training word.
 AFFIX_LENGTH = 3
+
+#: The longest edge sequence `auto`'s affix configuration memorizes where the changes of
+#: the training words reach that deep: a suffix and the stem alternation it conditions.
+LONGEST_AFFIX = 5
 
 # An edge sequence's outputs: at the start position (None at the end of the word), then
 # at each of its tokens from the edge inward.
@@ -82,6 +91,18 @@ def _at_start(words: Sequence[tuple[Word, Word, list[Word]]], longest: int) -> b
     return first > last
 
 
+def _length(words: Sequence[tuple[Word, Word, list[Word]]], at_start: bool, longest: int) -> int:
+    """How many tokens from the edge the pass memorizes: `AFFIX_LENGTH`, or the depth of
+    the deepest change that two words or more make, at most `longest`."""
+    depths: Counter[int] = Counter()
+    for tokens, _, outputs in words:
+        n = len(tokens)
+        changed = {i + 1 if at_start else n - i for i in range(n) if outputs[i] != (tokens[i],)}
+        depths.update(changed)
+    shared = [depth for depth, count in depths.items() if count >= 2]
+    return min(longest, max([AFFIX_LENGTH, *shared]))
+
+
 def _transformation(token: Token | None, output: Word) -> Transformation:
     """The transformation writing `output` for `token` (None: for any token)."""
     if token is not None and output == (token,):
@@ -109,7 +130,10 @@ def affix_pass(examples: Sequence[TaggedExample], longest: int = AFFIX_LENGTH) -
     the module doc. Ties between outputs go to the more frequent, then the longer (as
     the baseline's), then the first in printed order."""
     words = _words(examples)
-    at_start = _at_start(words, longest)
+    # Which edge the changes are at is judged within `AFFIX_LENGTH` tokens of each: a
+    # stem's deep change is as near the other edge of a short word.
+    at_start = _at_start(words, min(longest, AFFIX_LENGTH))
+    longest = _length(words, at_start, longest)
     seen: dict[tuple[Token, ...], Counter[_Outputs]] = {}
     # The change every word has at the edge itself, whatever the token there: at the
     # start, the tokens written before the word; at the end, what the last token becomes.

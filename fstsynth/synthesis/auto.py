@@ -24,7 +24,7 @@ from typing import Iterable, Mapping, Sequence
 from fstsynth.features import without_derived
 from fstsynth.interpreter import run_many
 from fstsynth.progress import report
-from fstsynth.synthesis.affixes import AFFIX_LENGTH
+from fstsynth.synthesis.affixes import LONGEST_AFFIX
 from fstsynth.synthesis.first_passes import has_plain_letters
 from fstsynth.synthesis.options import Deadline, Options
 from fstsynth.synthesis.variant import (
@@ -184,7 +184,7 @@ def learn_auto(
         # 2017 baseline's lookup of the longest word end seen, as a program, where it
         # predicts held-out rows better than rules on single segments.
         ahead = held_by_rank.index(most)
-        affixed = replace(variants[ahead], affixes=AFFIX_LENGTH)
+        affixed = replace(variants[ahead], affixes=LONGEST_AFFIX)
         affix_try = len(held_by_rank)
         try_also(affixed, variant_features[ahead], affixed.variant + " + affixes")
     most = max(held_by_rank)

@@ -47,7 +47,8 @@ class Options:
     # Start with a whole-affix pass (`affixes.affix_pass`): the changes of the word ends
     # (or starts) of up to this many tokens seen in training, the longest match first,
     # as the CoNLL-SIGMORPHON 2017 baseline inflects; 0: none. `auto` tries it (with
-    # `affixes.AFFIX_LENGTH`) by cross-validation, for a word and another form of it.
+    # `affixes.LONGEST_AFFIX`, the ends as deep as the changes need) by cross-validation,
+    # for a word and another form of it.
     affixes: int = 0
     # Align the suffix that most targets of a word -> form column pair end with, and
     # few sources (`alignment.shared_ending`), as an insertion at the word's end, not
