@@ -180,3 +180,46 @@ def test_a_shrinking_danger_is_followed_to_what_a_fresh_search_finds(followed_at
     # The comparison reached requests whose conjunctions changed with the danger.
     assert sum(changed for _, changed in counts) > 20
     assert sum(followed for followed, _ in counts) > 200
+
+
+def _least_by_enumeration(on_danger: np.ndarray, costs: np.ndarray, depth: int, bound: int) -> tuple[set, bool]:
+    """The conjunctions of the least size true on no danger row, by enumeration: the
+    first `bound` in the order of the atoms by cost (stable) if there are more, and
+    whether they are all of them."""
+    order = sorted(range(on_danger.shape[1]), key=lambda a: costs[a])
+    for size in range(1, depth + 1):
+        safe = [tuple(sorted(c)) for c in combinations(order, size) if not on_danger[:, list(c)].all(axis=1).any()]
+        if safe:
+            return set(safe[:bound]), len(safe) <= bound
+    return set(), True
+
+
+def _least_against_enumeration(seed: int) -> tuple[int, bool]:
+    """Compare `_least` with the enumeration on a random danger table; the size of
+    the conjunctions found (0: none) and whether they are all of them."""
+    # Wide rows (past one 64-bit word) and dense ones, so the searches reach size 3.
+    rng = np.random.default_rng(seed)
+    rows, atoms = int(rng.integers(1, 40)), int(rng.choice([5, 9, 17, 70]))
+    on_danger = rng.random((rows, atoms)) < rng.choice([0.3, 0.5, 0.7])
+    costs = rng.integers(1, 4, atoms).astype(np.float64)
+    depth = int(rng.choice([2, 3, 3]))
+    bound = int(rng.choice([5, 1 << 20]))
+    index = _random_index(random.Random(seed), 4, atoms, 0.5)
+    exceptions = Exceptions(index, 0, Positives(-2, []), 4, Options(variant="token", max_conjuncts=depth), [], {})
+    exceptions.CONJUNCTIONS_AT_MOST = bound
+    found, whole = exceptions._least(0, on_danger, costs)
+    expected, expected_whole = _least_by_enumeration(on_danger, costs, depth, bound)
+    assert {tuple(row) for row in found} == expected
+    assert len(found) == len(expected) and whole == expected_whole
+    return (found.shape[1] if len(found) else 0), whole
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_least_conjunctions_match_an_enumeration(seed):
+    _least_against_enumeration(seed)
+
+
+def test_the_random_danger_tables_reach_cut_searches_of_three_atoms():
+    # Else the comparison above would not reach the depth-3 search nor its cut.
+    seen = {_least_against_enumeration(seed) for seed in range(60)}
+    assert {(3, True), (3, False), (2, False), (1, True), (0, True)} <= seen
