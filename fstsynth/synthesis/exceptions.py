@@ -412,7 +412,7 @@ def held_together(rows: np.ndarray) -> np.ndarray:
     """Whether some row of `rows` (bool, rows by columns) holds both column i and
     column j, as a square bool matrix.
 
-    Row i is the union of the rows holding column i, eight columns a byte: one pass
+    Row i is the union of the rows holding column i, 64 columns a word: one pass
     over the true cells (`np.bitwise_or.reduceat` of the packed rows, grouped by
     column), where pair counts (`rows.T @ rows`) cost a multiply-add per pair of
     columns and row (the depth-3 search asks this of thousands of danger rows for
