@@ -365,9 +365,9 @@ class Exceptions:
         and whether they are all of them (not cut at `CONJUNCTIONS_AT_MOST`).
 
         For a size d, each prefix of d - 2 atoms keeps the danger rows holding it, and
-        the pairs after it that none of those holds both of are read off the union of
-        the rows holding each atom (`held_together`), in C rather than a Python loop
-        per pair (most of learning's time on deep orthographies). A conjunction holding one that adds nothing on
+        the pairs after it that none of those holds both of are one matrix product
+        (pair counts), in C rather than a Python loop per pair (most of learning's
+        time on deep orthographies). A conjunction holding one that adds nothing on
         the examples needing a change is as dangerous as that one, so no pruning is
         needed for the same result."""
         safe = np.flatnonzero(~on_danger.any(axis=0))
@@ -391,7 +391,8 @@ class Exceptions:
                 rest = after + np.flatnonzero(~held[:, after:].all(axis=0))
                 if len(rest) < 2:
                     continue
-                pairs = rest[np.argwhere(np.triu(~held_together(held[:, rest]), 1))[: room + 1]]
+                block = held[:, rest].astype(np.float32)
+                pairs = rest[np.argwhere(np.triu((block.T @ block) == 0, 1))[: room + 1]]
                 if len(pairs) > room:
                     found.append(useful[np.hstack([np.broadcast_to(np.array(prefix, dtype=np.int64),
                                                                    (room, len(prefix))), pairs[:room]])]
@@ -406,28 +407,6 @@ class Exceptions:
             if found:
                 return np.sort(np.vstack(found), axis=1), True
         return np.zeros((0, self.depth), dtype=np.int64), True
-
-
-def held_together(rows: np.ndarray) -> np.ndarray:
-    """Whether some row of `rows` (bool, rows by columns) holds both column i and
-    column j, as a square bool matrix.
-
-    Row i is the union of the rows holding column i, 64 columns a word: one pass
-    over the true cells (`np.bitwise_or.reduceat` of the packed rows, grouped by
-    column), where pair counts (`rows.T @ rows`) cost a multiply-add per pair of
-    columns and row (the depth-3 search asks this of thousands of danger rows for
-    each prefix atom)."""
-    height, width = rows.shape
-    words = -(-width // 64)
-    packed = np.zeros((height, words * 8), dtype=np.uint8)
-    packed[:, : -(-width // 8)] = np.packbits(rows, axis=1)
-    masks = packed.view(np.uint64)  # 64 columns a word: one OR per true cell and word
-    column_at, row_at = np.nonzero(np.ascontiguousarray(rows.T))
-    unions = np.zeros((width, words), dtype=np.uint64)
-    if len(column_at):
-        starts = np.flatnonzero(np.r_[True, column_at[1:] != column_at[:-1]])
-        unions[column_at[starts]] = np.bitwise_or.reduceat(masks[row_at], starts, axis=0)
-    return np.unpackbits(unions.view(np.uint8), axis=1, count=width).astype(bool)
 
 
 @dataclass(frozen=True, eq=False)
