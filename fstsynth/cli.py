@@ -201,6 +201,12 @@ def learn(
                     if pm.sampled is not None
                     else ""
                 )
+                + (
+                    f"; configuration chosen by cross-validation on a sample of {pm.cv_sample[1]:,} of "
+                    f"{pm.cv_sample[2]:,} pairs ({pm.cv_sample[0]} configurations)"
+                    if pm.cv_sample is not None
+                    else ""
+                )
             )
             if pm.unbuilt is not None:
                 typer.echo(f"    note: {pm.unbuilt}")

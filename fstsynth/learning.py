@@ -185,7 +185,7 @@ def learn_model(
         learned[(s, t)] = PairModel(
             s, t, result.program, result.cost, result.train_correct, result.train_total,
             compiled.tables(), compiled.stages, seconds, result.held_out, result.variant,
-            alphabet=alphabet, features=features, sampled=result.sampled,
+            alphabet=alphabet, features=features, sampled=result.sampled, cv_sample=result.cv_sample,
         )
     report("column pair", len(todo), len(todo), "done")
     return Model(

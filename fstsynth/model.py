@@ -102,6 +102,8 @@ class PairModel:
     # The training rows the program was synthesized from, when a sample of them
     # (`synthesis.variant.fit`; not saved); None: all.
     sampled: int | None = None
+    # `synthesis.variant.LearnResult.cv_sample` (not saved).
+    cv_sample: tuple[int, int, int] | None = None
 
     @property
     def far_key(self) -> str:

@@ -137,3 +137,46 @@ def test_conjunctions_past_the_bound_are_cut_and_stay_sound():
     rule = exceptions._one(0, 1, (1 << len(need_rows)) - 1)
     assert rule is not None and len(rule.predicates) == 3
     assert rule.fires & 1 and not any(rule.fires >> r & 1 for r in need_rows)
+
+
+def _followed_against_fresh(seed: int, followed_at_most: int) -> tuple[int, int]:
+    """Shrink the danger of random tables by a few examples at a time: the
+    conjunctions each anchor keeps (followed from the larger danger) must be those a
+    fresh search finds. How many requests were followed, and how many of those found
+    new conjunctions."""
+    rng = random.Random(seed)
+    n, atoms = rng.randint(20, 60), rng.randint(4, 12)
+    index = _random_index(rng, n, atoms, rng.choice([0.5, 0.7, 0.85]))
+    need_rows = sorted(rng.sample(range(n), 2 * n // 3))
+    needed = Positives(-2, need_rows)
+    options = Options(variant="token", max_conjuncts=rng.choice([2, 3]))
+    exceptions = Exceptions(index, bits(need_rows), needed, n, options, [], slots_of([needed]))
+    exceptions.FOLLOWED_AT_MOST = followed_at_most
+    fresh = Exceptions(index, bits(need_rows), needed, n, options, [], slots_of([needed]))
+    stay = [k for k in range(n) if k not in set(need_rows)]
+    anchors = rng.sample(stay, min(3, len(stay)))
+    danger = (1 << len(need_rows)) - 1
+    followed = changed = 0
+    while danger:
+        for anchor in anchors:
+            before = exceptions.safe.get(anchor)
+            exceptions._one(anchor, 1 << anchor, danger)
+            kept = exceptions.safe[anchor]
+            columns, expected = fresh._safe_conjunctions(anchor, danger)
+            assert list(kept.columns) == list(columns)
+            assert sorted(map(tuple, kept.conjunctions)) == sorted(map(tuple, expected))
+            assert kept.conjunctions.shape[1:] == expected.shape[1:] or not len(expected)
+            if before is not None and before.danger != danger:
+                followed += 1
+                changed += before.conjunctions is not kept.conjunctions
+        for bit in rng.sample(bit_indices(danger), min(rng.randint(1, 4), danger.bit_count())):
+            danger &= ~(1 << bit)
+    return followed, changed
+
+
+@pytest.mark.parametrize("followed_at_most", [Exceptions.FOLLOWED_AT_MOST, 0])
+def test_a_shrinking_danger_is_followed_to_what_a_fresh_search_finds(followed_at_most):
+    counts = [_followed_against_fresh(seed, followed_at_most) for seed in range(15)]
+    # The comparison reached requests whose conjunctions changed with the danger.
+    assert sum(changed for _, changed in counts) > 20
+    assert sum(followed for followed, _ in counts) > 200

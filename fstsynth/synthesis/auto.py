@@ -45,6 +45,10 @@ AUTO_ORDER = ("token", "feature")
 
 log = logging.getLogger(__name__)
 
+#: Past this many rows, `auto` tries the chunk alignment for fewer configurations
+#: (`_large_input_chunk_tries`), and `learn`'s summary says the choice read a sample.
+LARGE_INPUT = 2000
+
 #: One cross-validation split: rows to learn from, rows to predict.
 Split = tuple[Pairs, Pairs]
 
@@ -190,7 +194,10 @@ def learn_auto(
         # one standard error) is tried aligned by chunks: which one the chunks suit best
         # is not the one that did best word by word (a variant that read a consistent
         # alignment's rules better, when the words were aligned inconsistently, ties).
-        for rank in _within_band(_ranks_but(len(held_by_rank), affix_try), held_by_rank, tested):
+        within = _within_band(_ranks_but(len(held_by_rank), affix_try), held_by_rank, tested)
+        if len(pairs) > LARGE_INPUT:
+            within = _large_input_chunk_tries(within, held_by_rank, rules_by_rank, tested)
+        for rank in within:
             chunked = replace(variants[rank], chunks="on")
             chunk_tries.append(len(held_by_rank))
             try_also(chunked, variant_features[rank], chunked.variant + " + chunk alignment")
@@ -270,7 +277,24 @@ def learn_auto(
             held_out = held_by_rank[rank] / tested if k >= 2 else None
             best_key, best = key, replace(result, held_out=held_out)
     assert best is not None
-    return replace(best, seconds=seconds)
+    # Said in `learn`'s summary where the choice read a sample of the rows.
+    read = len({row for split in splits for part in split for row in part})
+    cv_sample = (len(held_by_rank), read, len(pairs)) if k >= 2 and read < len(set(pairs)) else None
+    return replace(best, seconds=seconds, cv_sample=cv_sample)
+
+
+def _large_input_chunk_tries(
+    within: list[int], held: Sequence[int], rules: Sequence[Sequence[int]], tested: int
+) -> list[int]:
+    """Of the configurations `within` one standard error of the best, those a large
+    input tries aligned by chunks: the earliest (the simplest, which the rule prefers
+    among equals) and the one the one-standard-error rule picks. Each try learns a
+    fold as dear as a word-by-word one (French and German at 10,000 pairs: 11 to 40 s
+    of CPU each, the derived features' and the plain letters' dearest), and on a
+    cross-validation sample of 1,100 rows every configuration is within the band of
+    the others more often than not (German: all four word-by-word ones)."""
+    chosen = _one_standard_error(within, held, rules, tested)
+    return sorted({within[0], chosen})
 
 
 def _ranks_but(count: int, left_out: int | None) -> list[int]:

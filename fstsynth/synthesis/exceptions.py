@@ -20,6 +20,7 @@ fires first on some of the examples where it is wrong:
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Iterable, Mapping
 
@@ -95,11 +96,9 @@ class Exceptions:
         self.no_positives = Positives(-1, [], (1 << n) - 1, index.bits)
         self.found: dict[int, list[Candidate]] = {}  # by candidate index
         self.needed_rows = np.array(needed.indices, dtype=np.intp)
-        # Per anchor, the conjunctions avoiding the danger of size `safe_at` (danger
-        # only shrinks: while its size is the same, so are they); only `left` differs
-        # between the candidates wrong there.
-        self.safe: dict[int, list[tuple[Candidate, int]] | tuple[np.ndarray, np.ndarray]] = {}
-        self.safe_at = -1
+        # Per anchor, what the search found and for which danger (`_Kept`): danger
+        # only shrinks, and a shrunk danger is followed from there (`_followed`).
+        self.safe: dict[int, _Kept] = {}
         self.safe_kept = 0  # bytes of the bitsets and arrays kept in `safe`
         self.atom_costs = np.array([predicate_cost(p, self.variant) for p in index.usable], dtype=np.float64)
         self.identity_cost = transformation_cost(Identity())
@@ -187,25 +186,21 @@ class Exceptions:
         """The shortest rule `... => Identity` true at example `anchor` that fires on no
         example of `danger`; among those, the one firing on most of `left`, then the
         cheapest, then the smallest printed form."""
-        danger_size = danger.bit_count()  # danger only shrinks: its size tells it
-        if danger_size != self.safe_at:
-            # Conjunctions found for a larger danger may now be beaten by shorter ones.
-            self.safe.clear()
-            self.safe_at = danger_size
-            self.safe_kept = 0
-        found = self.safe.get(anchor)
-        if found is None:
-            found = self._ranked(*self._safe_conjunctions(anchor, danger))
-            size = (
-                sum(fires.bit_length() >> 3 for _, fires in found) if isinstance(found, list) else found[1].nbytes
-            )
-            if self.safe_kept + size > self.KEPT_AT_MOST:
+        kept = self.safe.get(anchor)
+        if kept is None or kept.danger != danger:
+            if kept is not None:
+                self.safe_kept -= kept.size
+            kept = self._followed(anchor, kept, danger) if kept is not None else None
+            if kept is None:
+                kept = self._searched(anchor, danger)
+            if self.safe_kept + kept.size > self.KEPT_AT_MOST:
                 # Deep searches can find many conjunctions per anchor: memory stays
                 # bounded, at the cost of searching some anchors again.
                 self.safe.clear()
                 self.safe_kept = 0
-            self.safe[anchor] = found
-            self.safe_kept += size
+            self.safe[anchor] = kept
+            self.safe_kept += kept.size
+        found = kept.found
         if isinstance(found, list):
             # Few: each as a rule, cheapest then smallest printed form first, so the
             # first of the most coverage is the one.
@@ -275,33 +270,116 @@ class Exceptions:
     def _safe_conjunctions(self, anchor: int, danger: int) -> tuple[np.ndarray, np.ndarray]:
         """The atoms true at `anchor` (columns of the index's table), and the
         conjunctions of them of the least size (up to `depth`) true on no example of
-        `danger`, as rows of positions in that list, ascending (none: no row).
+        `danger`, as rows of positions in that list, ascending (none: no row)."""
+        kept = self._searched(anchor, danger)
+        return kept.columns, kept.conjunctions
 
-        Tested on the table's rows of the danger examples, duplicates dropped: for a
-        size d, each prefix of d - 2 atoms keeps the danger rows holding it, and the
-        pairs after it that none of those holds both of are one matrix product (pair
-        counts), in C rather than a Python loop per pair (most of learning's time on
-        deep orthographies). A conjunction holding
-        one that adds nothing on the examples needing a change is as dangerous as that
-        one, so no pruning is needed for the same result."""
+    def _searched(self, anchor: int, danger: int) -> _Kept:
+        """`_safe_conjunctions` searched afresh, kept with the danger's rows on the
+        atoms true at `anchor` (each distinct one with its count of examples), from
+        which a smaller danger is followed (`_followed`)."""
         table = self.index.table
         columns = np.flatnonzero(table[anchor])
         rows = self.needed_rows[np.array(bit_indices(danger), dtype=np.intp)]
-        on_danger = table[np.ix_(rows, columns)].astype(bool)
         # Rows alike on these columns test alike.
-        packed = np.packbits(on_danger, axis=1)
-        _, first = np.unique(packed, axis=0, return_index=True)
-        on_danger = on_danger[np.sort(first)]
+        packed = np.packbits(table[np.ix_(rows, columns)].astype(bool), axis=1)
+        distinct, counts = np.unique(packed, axis=0, return_counts=True)
+        patterns = np.unpackbits(distinct, axis=1, count=len(columns)).astype(bool)
+        conjunctions, whole = self._least(anchor, patterns, self.atom_costs[columns])
+        keys = {row.tobytes(): at for at, row in enumerate(distinct)}
+        return _Kept(danger, columns, patterns, keys, counts, conjunctions, whole, self._ranked(columns, conjunctions))
+
+    #: A shrunk danger is followed from the distinct danger rows that vanished (and
+    #: that no remaining row holds every atom of) when there are at most this many;
+    #: past that, the whole search runs again on the remaining rows.
+    FOLLOWED_AT_MOST = 8
+
+    def _followed(self, anchor: int, kept: _Kept, danger: int) -> _Kept | None:
+        """What `_searched` finds for `danger`, a subset of `kept.danger`, made from
+        `kept`; None where `danger` is not such a subset.
+
+        A conjunction safe before stays safe. One made safe by the shrink is held by
+        a danger row that vanished (no example of its pattern is left) and by none
+        left, so it is a subset of that row's atoms, and of no remaining row's: rows
+        held by a remaining row change nothing, and the conjunctions of the least size
+        are sought only within the atoms of the others (few atoms, few rows). Where
+        the search was cut at `CONJUNCTIONS_AT_MOST`, or the union would be, it runs
+        again on the remaining rows instead (its cut depends on them)."""
+        if danger & ~kept.danger:
+            return None
+        removed = kept.danger & ~danger
+        rows = self.needed_rows[np.array(bit_indices(removed), dtype=np.intp)]
+        packed = np.packbits(self.index.table[np.ix_(rows, kept.columns)].astype(bool), axis=1)
+        distinct, gone = np.unique(packed, axis=0, return_counts=True)
+        counts = kept.counts.copy()
+        for row, count in zip(distinct, gone):
+            counts[kept.keys[row.tobytes()]] -= count
+        left = counts > 0
+        vanished = kept.patterns[(kept.counts > 0) & ~left]
+        remaining = kept.patterns[left]
+        conjunctions, whole = kept.conjunctions, kept.whole
+        if len(vanished):
+            atoms = vanished.sum(axis=1)
+            shared = vanished.astype(np.float32) @ remaining.T.astype(np.float32)
+            open_rows = vanished[~(shared == atoms[:, None]).any(axis=1)]
+            costs = self.atom_costs[kept.columns]
+            if len(open_rows) and (not whole or len(open_rows) > self.FOLLOWED_AT_MOST):
+                conjunctions, whole = self._least(anchor, remaining, costs)
+            elif len(open_rows):
+                conjunctions, whole = self._joined(anchor, conjunctions, open_rows, remaining, costs)
+                if not whole:
+                    conjunctions, whole = self._least(anchor, remaining, costs)
+        found = kept.found if conjunctions is kept.conjunctions else self._ranked(kept.columns, conjunctions)
+        return _Kept(danger, kept.columns, kept.patterns, kept.keys, counts, conjunctions, whole, found)
+
+    def _joined(
+        self, anchor: int, conjunctions: np.ndarray, open_rows: np.ndarray, remaining: np.ndarray, costs: np.ndarray
+    ) -> tuple[np.ndarray, bool]:
+        """`conjunctions` (the least safe ones before the shrink, whole) with those of
+        the least size within the atoms of each row of `open_rows` that hold on no row
+        of `remaining`: the shrunk danger's least ones; and whether they are whole
+        (not past `CONJUNCTIONS_AT_MOST`)."""
+        size = conjunctions.shape[1] if len(conjunctions) else self.depth + 1
+        new: list[np.ndarray] = []
+        for row in open_rows:
+            atoms = np.flatnonzero(row)
+            within, whole = self._least(anchor, remaining[:, atoms], costs[atoms])
+            if not whole:
+                return conjunctions, False
+            if not len(within) or within.shape[1] > size:
+                continue
+            if within.shape[1] < size:
+                size, new = within.shape[1], []
+            new.append(atoms[within])
+        if not new:
+            return conjunctions, True
+        if len(conjunctions) and conjunctions.shape[1] == size:
+            new.append(conjunctions)
+        joined = np.unique(np.vstack(new).astype(np.int32), axis=0)
+        return joined, len(joined) <= self.CONJUNCTIONS_AT_MOST
+
+    def _least(self, anchor: int, on_danger: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, bool]:
+        """The conjunctions of the least size (up to `depth`) of the columns of
+        `on_danger` (the danger rows on some atoms, each true or not there, of
+        `costs`) true on no row of it, as rows of positions, ascending (none: no row);
+        and whether they are all of them (not cut at `CONJUNCTIONS_AT_MOST`).
+
+        For a size d, each prefix of d - 2 atoms keeps the danger rows holding it, and
+        the pairs after it that none of those holds both of are one matrix product
+        (pair counts), in C rather than a Python loop per pair (most of learning's
+        time on deep orthographies). A conjunction holding one that adds nothing on
+        the examples needing a change is as dangerous as that one, so no pruning is
+        needed for the same result."""
         safe = np.flatnonzero(~on_danger.any(axis=0))
         if len(safe) or self.depth == 1:
-            return columns, safe.reshape(-1, 1)
+            return safe.reshape(-1, 1), True
         # An atom true on every danger row (of those left by a prefix) is in no
         # conjunction of the least size: without it the rest would avoid danger too.
         useful = np.flatnonzero(~on_danger.all(axis=0))
         # The cheapest atoms first: if the conjunctions overflow `CONJUNCTIONS_AT_MOST`,
         # those kept are made of the cheapest atoms (the order is otherwise immaterial:
         # each row is sorted below, and `_one` ranks the rows by content).
-        useful = useful[np.argsort(self.atom_costs[columns[useful]], kind="stable")]
+        useful = useful[np.argsort(costs[useful], kind="stable")]
         on_danger = on_danger[:, useful]
         width = len(useful)
         for depth in range(2, self.depth + 1):
@@ -314,15 +392,43 @@ class Exceptions:
                 if len(rest) < 2:
                     continue
                 block = held[:, rest].astype(np.float32)
-                pairs = rest[np.argwhere(np.triu((block.T @ block) == 0, 1))[:room]]
+                pairs = rest[np.argwhere(np.triu((block.T @ block) == 0, 1))[: room + 1]]
+                if len(pairs) > room:
+                    found.append(useful[np.hstack([np.broadcast_to(np.array(prefix, dtype=np.int64),
+                                                                   (room, len(prefix))), pairs[:room]])]
+                                 .astype(np.int32))
+                    log.debug("exceptions: anchor %d has over %d conjunctions of %d atoms; the cheapest kept",
+                              anchor, self.CONJUNCTIONS_AT_MOST, depth)
+                    return np.sort(np.vstack(found), axis=1), False
                 if len(pairs):
                     heads = np.broadcast_to(np.array(prefix, dtype=np.int64), (len(pairs), len(prefix)))
                     found.append(useful[np.hstack([heads, pairs])].astype(np.int32))
                     room -= len(pairs)
-                    if not room:
-                        log.debug("exceptions: anchor %d has over %d conjunctions of %d atoms; the cheapest kept",
-                                  anchor, self.CONJUNCTIONS_AT_MOST, depth)
-                        break
             if found:
-                return columns, np.sort(np.vstack(found), axis=1)
-        return columns, np.zeros((0, self.depth), dtype=np.int64)
+                return np.sort(np.vstack(found), axis=1), True
+        return np.zeros((0, self.depth), dtype=np.int64), True
+
+
+@dataclass(frozen=True, eq=False)
+class _Kept:
+    """What `Exceptions` keeps of one anchor's search: the danger it was for, the
+    atoms true at the anchor (`columns`), the distinct danger rows on them
+    (`patterns`, by packed bytes in `keys`) with how many danger examples each has
+    (`counts`; 0: none left), the least safe conjunctions, whether they are all of
+    them (`whole`), and them ranked for `_one` (`found`)."""
+
+    danger: int
+    columns: np.ndarray
+    patterns: np.ndarray
+    keys: dict[bytes, int]
+    counts: np.ndarray
+    conjunctions: np.ndarray
+    whole: bool
+    found: list[tuple[Candidate, int]] | tuple[np.ndarray, np.ndarray]
+    size: int = field(init=False)  # bytes, roughly, for `Exceptions.KEPT_AT_MOST`
+
+    def __post_init__(self) -> None:
+        found = self.found
+        ranked = sum(fires.bit_length() >> 3 for _, fires in found) if isinstance(found, list) else 0
+        arrays = self.conjunctions.nbytes + self.patterns.nbytes + self.counts.nbytes
+        object.__setattr__(self, "size", ranked + arrays + 24 * len(self.keys))

@@ -49,6 +49,9 @@ class LearnResult:
     held_out: float | None = None
     # The rows the program was synthesized from, when a sample (`fit`): None, all rows.
     sampled: int | None = None
+    # Where `auto` chose the configuration on a sample of the rows: how many
+    # configurations it scored, the rows its splits read, and all rows; None: on all.
+    cv_sample: tuple[int, int, int] | None = None
 
 
 def configured(options: Options, every: Features, underived: Features) -> tuple[Options, Features]:
