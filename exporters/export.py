@@ -24,6 +24,10 @@ Formats (each is read by a real tool in the tests, see tests/test_exports.py):
 - `pynini`: a Python module of Pynini rewrite rules (`exporters.pynini_grammar`), every
   column pair unless `source`/`target` pick one; run as a script it writes a FAR with
   one transducer per pair (`pair-S-T`).
+
+far, att, dot and svg need the model's transducers: for a pair whose transducers were
+too large to build (`PairModel.unbuilt`) they stop with `StageTooLargeError` naming it;
+foma and pynini are written from the rules and need none.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from exporters.att import to_att, write_att, write_symbols
 from exporters.dot import TOO_BIG_HINT, to_dot
 from exporters.foma_script import program_to_foma
 from exporters.pynini_grammar import GrammarPair, grammar_source
-from fstsynth.compiler import CompositionTooLargeError
+from fstsynth.compiler import CompositionTooLargeError, StageTooLargeError, Transducers
 from fstsynth.drawing import to_svg
 from fstsynth.errors import UserError
 from fstsynth.far import write_far
@@ -56,10 +60,19 @@ def _title(model: Model, pm: PairModel) -> str:
     return f"{name}{model.columns[pm.source]} -> {model.columns[pm.target]}"
 
 
+def _transducers(model: Model, pm: PairModel) -> Transducers:
+    """The pair's transducers, or StageTooLargeError naming the pair if they were not
+    built (the rule exports, foma and pynini, need only the program)."""
+    if pm.unbuilt is not None:
+        raise StageTooLargeError(f"{_title(model, pm)}: {pm.unbuilt}")
+    return pm.transducers()
+
+
 def _composed(model: Model, pm: PairModel, drawing: bool = False) -> pynini.Fst:
     """The pair's stages composed, or an error naming the pair if that is too large."""
+    transducers = _transducers(model, pm)
     try:
-        return pm.transducers().composed()
+        return transducers.composed()
     except CompositionTooLargeError as exc:
         hint = TOO_BIG_HINT if drawing else "export it with --passes (one transducer per pass, applied in order)"
         raise Error(f"{_title(model, pm)}: {exc}; {hint}") from None
@@ -67,8 +80,9 @@ def _composed(model: Model, pm: PairModel, drawing: bool = False) -> pynini.Fst:
 
 def _passes(model: Model, pm: PairModel) -> list[pynini.Fst]:
     """One transducer per pass (or an error naming the pair if one is too large)."""
+    transducers = _transducers(model, pm)
     try:
-        return pm.transducers().pass_transducers()
+        return transducers.pass_transducers()
     except CompositionTooLargeError as exc:
         raise Error(f"{_title(model, pm)}: {exc}") from None
 

@@ -208,6 +208,8 @@ def learn(
                     else ""
                 )
             )
+            if pm.unbuilt is not None:
+                typer.echo(f"    note: {pm.unbuilt}")
             hint = _features_hint(pm, given=_has_features(model))
             if hint:
                 typer.echo(f"    hint: {hint}")
@@ -246,6 +248,8 @@ def compile_rules(
             per_pass = ", ".join(str(len(p.rules)) for p in pm.program.passes) or "0"
             reproduced = f"rows reproduced {pm.train_correct}/{pm.train_total}" if pm.train_total else "no rows"
             typer.echo(f"  {model.columns[s]} -> {model.columns[t]}: rules per pass [{per_pass}], {reproduced}")
+            if pm.unbuilt is not None:
+                typer.echo(f"    note: {pm.unbuilt}")
         typer.echo(f"model written to {output}")
 
     _guard(body)

@@ -7,14 +7,15 @@ Public API:
     PairModel.predict(word), PairModel.predict_many(words),
     PairModel.predict_texts(words, sep), PairModel.interpret(word, features),
     PairModel.features_of_unseen(tokens), PairModel.reading(word),
-    PairModel.transducers(), PairModel.transduce(word), PairModel.program
+    PairModel.transducers(), PairModel.unbuilt, PairModel.transduce(word), PairModel.program
     For a user (README "Library"; `Model` forwards them to its only column pair):
     .rules, .fst, .apply(word), .apply_many(words)
 
 This module knows no file format and no learner: `fstsynth.model_file` saves and
 loads models, `fstsynth.learning` learns them, `fstsynth.api` adds what a library user
 calls on top (`save`, `evaluate`). A model read from disk has its transducers in the
-model's FAR, read when first needed (`StoredTransducers`), and its programs as their
+model's FAR, read when first needed (`StoredTransducers`; none for a pair whose
+transducers were too large to build: `PairModel.unbuilt`), and its programs as their
 checked JSON documents, read into DSL nodes when first needed (`StoredProgram`):
 `apply` reads the tables alone, and imports neither the DSL nor Pynini.
 """
@@ -116,8 +117,23 @@ class PairModel:
             return self.program_or_stored.load()
         return self.program_or_stored
 
+    @property
+    def unbuilt(self) -> str | None:
+        """Why the pair's transducers were not built (a stage past
+        `compiler.MAX_STAGE_ARCS` arcs), or None if they were. Applying needs only the
+        tables; exports and the reference path need the transducers."""
+        # Both stand-ins say why: `transducers.UnbuiltTransducers` (a compiled program)
+        # and `model_file.FarStages` (a model read from disk; None when built).
+        reason = getattr(self.stages, "reason", None)
+        return reason if isinstance(reason, str) else None
+
     def transducers(self) -> "Transducers":
-        """The pair's transducers (read from the model's FAR the first time)."""
+        """The pair's transducers (read from the model's FAR the first time);
+        `transducers.StageTooLargeError` naming the pair if they were not built."""
+        if self.unbuilt is not None:
+            from fstsynth.transducers import StageTooLargeError
+
+            raise StageTooLargeError(f"{self.far_key}: {self.unbuilt}")
         if isinstance(self.stages, StoredTransducers):
             return self.stages.load()
         return self.stages

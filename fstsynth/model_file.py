@@ -5,11 +5,13 @@ Public API:
     save_model(model, directory), load_model(directory) -> Model
     FarStages (where a loaded pair's transducers are), digest(data), sha256_of(path)
 
-A model directory (format version 4) holds
+A model directory (format version 5) holds
 - `model.json`: format name and version, options, features, columns, token inventory,
   the SHA-256 of every other file, per column pair its program (readable and as JSON),
-  its token list and the FAR keys of its transducers in the order they apply, and the
-  training rows (optional), which `fstsynth report` shows the rules at work on;
+  its token list and the FAR keys of its transducers in the order they apply (none, and
+  `unbuilt`: why, for a program whose transducers were too large to build: see
+  `compiler.MAX_STAGE_ARCS`), and the training rows (optional), which `fstsynth report`
+  shows the rules at work on;
 - `tables.npz`: per column pair and pass, the apply tables (`fstsynth.tables`: the
   pass's bimachine as flat integer arrays, named `pair-S-T.pass{k}.{field}`), a numpy
   archive of integer arrays, read without numpy and without pickle
@@ -20,10 +22,11 @@ A model directory (format version 4) holds
   which can be far larger; exports compose them on request. They are read, and their
   checksum checked, only when needed (exports, the reference path
   `PairModel.transduce`);
-- `symbols.txt`: the table of word tokens, for tools that compile words with it.
+- `symbols.txt`: the table of word tokens, for tools that compile words with it (absent
+  when no pair's transducers were built).
 Versions 1 and 2 (no tables; version 1: one composed transducer per pair, version 2:
 one per pass) still load: their tables are compiled from the program, which takes well
-under a second.
+under a second. Versions 3 and 4 load as they are (every pair has its transducers).
 
 Loading never executes anything from the files: the JSON is parsed as plain data and
 checked field by field, the arrays are read as plain integers (no pickle) and checked
@@ -69,8 +72,9 @@ if TYPE_CHECKING:
 FORMAT_NAME = "fstsynth-model"
 #: 4: the layout of 3; its programs may hold SetFeatures, Agree and tier tests that count
 #: the position itself, which a reader of version 3 would misread (an inclusive tier
-#: test as a plain one), so it refuses them as newer.
-FORMAT_VERSION = 4
+#: test as a plain one), so it refuses them as newer. 5: a pair may have no transducers
+#: (`unbuilt`), which a reader of version 4 would call damaged rather than newer.
+FORMAT_VERSION = 5
 MODEL_JSON = "model.json"
 MODEL_FAR = "model.far"
 MODEL_TABLES = "tables.npz"
@@ -117,6 +121,7 @@ def model_json(
                 "source": pm.source,
                 "target": pm.target,
                 "stages": stage_keys[key],
+                **({} if pm.unbuilt is None else {"unbuilt": pm.unbuilt}),
                 "tables": f"{far_key(*key)}.",
                 "passes": len(pm.tables.passes),
                 "tokens": list(pm.tables.tokens),
@@ -153,11 +158,14 @@ def save_model(model: Model, directory: str | Path) -> None:
         stage_keys: dict[tuple[int, int], list[str]] = {}
         first = None
         for key, pm in sorted(model.pairs.items()):
+            arrays.update(pm.tables.arrays(f"{far_key(*key)}."))
+            if pm.unbuilt is not None:  # too large to build: applying needs only the tables
+                stage_keys[key] = []
+                continue
             trans = pm.transducers()
             first = first or trans
             stage_keys[key] = trans.stage_keys(far_key(*key))
             fsts.update(zip(stage_keys[key], trans.stages))
-            arrays.update(pm.tables.arrays(f"{far_key(*key)}."))
         write_far(tmp / MODEL_FAR, fsts)
         with open(tmp / MODEL_TABLES, "wb") as handle:
             write_npz(handle, arrays)
@@ -181,7 +189,9 @@ def save_model(model: Model, directory: str | Path) -> None:
 class FarStages(NamedTuple):
     """Where a loaded pair's transducers are: FAR `keys`, in order, of the archive at
     `path` with checksum `sha256`, as recorded in the model JSON at `json_path` (whose
-    bytes had checksum `json_sha256`). `tokens`: the word tokens among their symbols."""
+    bytes had checksum `json_sha256`). `tokens`: the word tokens among their symbols.
+    `reason`: why they were not built (then `keys` is empty), as
+    `transducers.UnbuiltTransducers` says it; None: they are in the archive."""
 
     path: Path
     sha256: str
@@ -189,11 +199,14 @@ class FarStages(NamedTuple):
     tokens: tuple[Token, ...]
     json_path: Path
     json_sha256: str
+    reason: str | None = None
 
     def load(self) -> "Transducers":
-        from fstsynth.transducers import Transducers
+        from fstsynth.transducers import Transducers, UnbuiltTransducers
         from fstsynth.far import ChecksumError, Error as FarError
 
+        if self.reason is not None:
+            return UnbuiltTransducers(self.reason).load()  # raises StageTooLargeError
         try:
             fsts = _read_far(self.path, self.sha256)
         except ChecksumError:
@@ -429,8 +442,11 @@ def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Mode
         except ProgramError as exc:
             raise Error(f"{json_path}: damaged model JSON (Error: {exc})") from None
         program = StoredProgram(entry["program"])
+        reason = None
         if version >= 3:
-            keys, tables = _v3_pair(json_path, reader.directory / MODEL_TABLES, entry, n, arrays, passes)
+            keys, tables, reason = _v3_pair(
+                json_path, reader.directory / MODEL_TABLES, entry, n, arrays, passes, version
+            )
         else:
             from fstsynth.bimachine import program_tables  # numpy: old models only
 
@@ -440,7 +456,7 @@ def _model_from_json(reader: _Reader, doc: dict[str, Any], version: int) -> Mode
             tables = program_tables(program.load(), alphabet, features)
         stages = FarStages(
             reader.named / far_name, far_sha, tuple(keys), tables.tokens, reader.named / MODEL_JSON,
-            reader.json_sha256,
+            reader.json_sha256, reason,
         )
         pairs[(s, t)] = PairModel(
             s, t, program, float(entry["cost"]),
@@ -492,10 +508,17 @@ def _arrays(reader: _Reader, sha256: str) -> Mapping[str, Array]:
 
 def _v3_pair(
     json_path: Path, tables_path: Path, entry: dict[str, Any], n: int,
-    arrays: Mapping[str, Array] | None, passes: int,
-) -> tuple[list[str], Tables]:
+    arrays: Mapping[str, Array] | None, passes: int, version: int,
+) -> tuple[list[str], Tables, str | None]:
+    """A pair's FAR keys, tables and why its transducers were not built (None: they were)."""
     keys = entry["stages"]
-    _need(_is_str_list(keys) and len(keys) >= 1, json_path, f"pair {n}: 'stages' must list FAR keys")
+    reason = entry.get("unbuilt") if version >= 5 else None
+    _need(reason is None or (isinstance(reason, str) and reason != ""), json_path, f"pair {n}: 'unbuilt' must say why")
+    _need(
+        _is_str_list(keys) and (len(keys) == 0 if reason is not None else len(keys) >= 1),
+        json_path,
+        f"pair {n}: 'stages' must list FAR keys" if reason is None else f"pair {n}: an unbuilt pair has no 'stages'",
+    )
     tokens = entry["tokens"]
     _need(_is_str_list(tokens) and UNK in tokens, json_path, f"pair {n}: 'tokens' must list the pair's tokens")
     prefix, count = entry["tables"], entry["passes"]
@@ -509,4 +532,4 @@ def _v3_pair(
         tables = Tables.from_arrays(tokens, arrays, count, prefix)
     except TablesError as exc:
         raise Error(f"{tables_path}: {exc}") from None
-    return keys, tables
+    return keys, tables, reason

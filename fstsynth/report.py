@@ -10,7 +10,8 @@ For each column pair: its figures, the rules pass by pass in SPE and DSL notatio
 each rule the training words where it fires (the word before and after the pass, the
 segment it fired at marked), the training pairs the model gets wrong (with the rules
 that fired), and for each pass of at most `MAX_DRAWN_STATES` states its transducer drawn
-as SVG by Graphviz's `dot` (a note says so where it is missing or the pass is larger).
+as SVG by Graphviz's `dot` (a note says so where it is missing, the pass is larger, or
+the program's transducers were too large to build: `PairModel.unbuilt`).
 
 The page is self-contained: its style is inline, the drawings are inline SVG, and it
 has no script and loads nothing (it opens the same offline). The training words are the
@@ -145,6 +146,8 @@ def _svg(pm: "PairModel", k: int) -> str:
     from fstsynth.drawing import Error as DrawingError
     from fstsynth.drawing import to_svg
 
+    if pm.unbuilt is not None:
+        return f'<p class="muted">No transducer: {_esc(pm.unbuilt)}.</p>'
     transducers = pm.transducers()
     if transducers.pass_states_bound(k + 1) > MAX_COMPOSED_STATES:
         # Composing the pass's stages could take long; no drawing this large is read.

@@ -430,3 +430,136 @@ def test_transducers_read_after_the_model_was_replaced_are_refused(model_dir, tm
     assert result.exit_code == 0, result.stderr
     with pytest.raises(ModelChangedError, match="the model changed while loading, retry"):
         loaded.pair().transducers()
+
+
+# ------------------------------------------------------------------ transducers not built (issue 27)
+
+PAIR_REASON = "plural: source -> target: pass 1's annotator would have "
+
+
+@pytest.fixture(scope="module")
+def unbuilt_dir(tmp_path_factory) -> tuple[Path, str]:
+    """The plural model learned with a stage bound too low for its transducers (as a
+    deep orthography's 118M-arc decider is past the real one); `learn`'s output."""
+    from fstsynth import compiler
+
+    out = tmp_path_factory.mktemp("unbuilt") / "plural"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compiler, "MAX_STAGE_ARCS", 10)
+        result = runner.invoke(
+            app,
+            ["learn", str(ROOT / "data" / "plural.tsv"), "--features", str(ROOT / "data" / "plural-features.json"),
+             "-o", str(out), "-q"],
+        )
+    assert result.exit_code == 0, result.stderr
+    return out, result.stdout
+
+
+def test_a_model_whose_transducers_were_not_built_saves_and_says_why(unbuilt_dir):
+    directory, summary = unbuilt_dir
+    assert "    note: pass 1's annotator would have 111 arcs (3 states x 37 symbols), more than 10: the " \
+        "program's transducers were not built" in summary
+    doc = json.loads((directory / "model.json").read_text(encoding="utf-8"))
+    assert doc["version"] == FORMAT_VERSION == 5
+    (entry,) = doc["pairs"]
+    assert entry["stages"] == [] and entry["unbuilt"].startswith("pass 1's annotator would have 111 arcs")
+    assert check_far(directory / "model.far") == []  # the archive holds no stages
+    assert not (directory / "symbols.txt").exists()  # no transducer to read words with it
+    loaded = load_model(directory)
+    assert loaded.only_pair().unbuilt == entry["unbuilt"]
+
+
+def test_a_model_whose_transducers_were_not_built_applies_as_the_interpreter(unbuilt_dir, model_dir):
+    directory, _ = unbuilt_dir
+    lines = (ROOT / "data" / "plural.tsv").read_text(encoding="utf-8").splitlines()
+    training = [line for line in lines if "\t" in line]
+    words = (ROOT / "data" / "plural-words.txt").read_text(encoding="utf-8")
+    words += "".join(line.split("\t")[0] + "\n" for line in training)
+    checked = runner.invoke(app, ["apply", str(directory), "--check"], input=words)
+    assert checked.exit_code == 0, checked.stderr
+    plain = runner.invoke(app, ["apply", str(directory)], input=words)
+    built = runner.invoke(app, ["apply", str(model_dir)], input=words)
+    assert plain.stdout == built.stdout and len(plain.stdout.splitlines()) == len(words.splitlines()) > 20
+
+
+def test_a_model_whose_transducers_were_not_built_round_trips(unbuilt_dir, tmp_path):
+    directory, _ = unbuilt_dir
+    from fstsynth.model_file import save_model
+
+    loaded = load_model(directory)
+    save_model(loaded, tmp_path / "again")
+    assert (tmp_path / "again" / "model.json").read_bytes() == (directory / "model.json").read_bytes()
+    again = load_model(tmp_path / "again").only_pair()
+    assert again.unbuilt == loaded.only_pair().unbuilt
+    assert again.predict_many([("k", "a", "t")]) == [("k", "a", "t", "s")]
+
+
+@pytest.mark.parametrize(
+    "fmt, passes", [("far", False), ("far", True), ("att", False), ("att", True), ("dot", False), ("svg", False)]
+)
+def test_exports_that_need_the_transducers_say_they_were_not_built(unbuilt_dir, tmp_path, fmt, passes):
+    directory, _ = unbuilt_dir
+    out = tmp_path / f"x.{fmt}"
+    result = runner.invoke(
+        app, ["export", str(directory), "-f", fmt, "-o", str(out), *(["--passes"] if passes else [])]
+    )
+    assert result.exit_code == 2 and "Traceback" not in result.stdout + result.stderr
+    assert result.stderr.startswith(f"fstsynth: error: {PAIR_REASON}111 arcs")
+    assert result.stderr.count("\n") == 1 and not list(tmp_path.iterdir())
+
+
+def test_the_reference_path_names_the_pair_whose_transducers_were_not_built(unbuilt_dir):
+    from fstsynth.transducers import StageTooLargeError
+
+    pm = load_model(unbuilt_dir[0]).only_pair()
+    with pytest.raises(StageTooLargeError, match="^pair-0-1: pass 1's annotator would have 111 arcs"):
+        pm.transduce(("k", "a", "t"))
+
+
+@pytest.mark.parametrize("fmt", ["foma", "pynini"])
+def test_rule_exports_need_no_transducers(unbuilt_dir, model_dir, tmp_path, fmt):
+    """foma and pynini are written from the rules: the same files as the built model's."""
+    ours = runner.invoke(app, ["export", str(unbuilt_dir[0]), "-f", fmt, "-o", str(tmp_path / "ours")])
+    theirs = runner.invoke(app, ["export", str(model_dir), "-f", fmt, "-o", str(tmp_path / "theirs")])
+    assert ours.exit_code == theirs.exit_code == 0, ours.stderr
+    assert (tmp_path / "ours").read_bytes() == (tmp_path / "theirs").read_bytes()
+
+
+def test_show_and_report_of_a_model_whose_transducers_were_not_built(unbuilt_dir, tmp_path):
+    directory, _ = unbuilt_dir
+    shown = runner.invoke(app, ["show", str(directory), "--format", "spe"])
+    assert shown.exit_code == 0 and "pass 1:" in shown.stdout
+    report = runner.invoke(app, ["report", str(directory), "-o", str(tmp_path / "r.html"), "-q"])
+    assert report.exit_code == 0, report.stderr
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "No transducer: pass 1&#x27;s annotator would have 111 arcs" in page and "<svg" not in page
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda e: e.__setitem__("unbuilt", ""), "pair 1: 'unbuilt' must say why"),
+        (lambda e: e.__setitem__("unbuilt", 3), "pair 1: 'unbuilt' must say why"),
+        (lambda e: e.__setitem__("stages", ["pair-0-1.pass1.1"]), "pair 1: an unbuilt pair has no 'stages'"),
+        (lambda e: e.pop("unbuilt"), "pair 1: 'stages' must list FAR keys"),
+    ],
+)
+def test_a_damaged_record_of_unbuilt_transducers_is_refused(unbuilt_dir, tmp_path, change, message):
+    copy = tmp_path / "m"
+    shutil.copytree(unbuilt_dir[0], copy)
+    edit_json(copy, lambda doc: change(doc["pairs"][0]))
+    assert apply_error(copy) == (2, f"fstsynth: error: {copy / 'model.json'}: damaged model JSON: {message}\n")
+
+
+def test_a_version_4_model_still_loads(tmp_path):
+    """A model written by fstsynth before version 5 (tests/data/plural-model-v4, every
+    pair with its transducers) applies, and exports its transducers."""
+    old = ROOT / "tests" / "data" / "plural-model-v4"
+    assert json.loads((old / "model.json").read_text(encoding="utf-8"))["version"] == 4
+    words = (ROOT / "data" / "plural-words.txt").read_text(encoding="utf-8")
+    result = runner.invoke(app, ["apply", str(old), "--check"], input=words)
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == len(words.splitlines()), result.stderr
+    pm = load_model(old).only_pair()
+    assert pm.unbuilt is None and pm.transduce(("k", "a", "t")) == ("k", "a", "t", "s")
+    exported = runner.invoke(app, ["export", str(old), "-f", "att", "-o", str(tmp_path / "x.att")])
+    assert exported.exit_code == 0 and (tmp_path / "x.att").stat().st_size > 0
