@@ -219,6 +219,7 @@ def test_least_conjunctions_match_an_enumeration(seed):
     _least_against_enumeration(seed)
 
 
+@pytest.mark.slow  # every table of the comparison again: 3 to 4 s
 def test_the_random_danger_tables_reach_cut_searches_of_three_atoms():
     # Else the comparison above would not reach the depth-3 search nor its cut.
     seen = {_least_against_enumeration(seed) for seed in range(60)}
