@@ -197,7 +197,7 @@ def learn(
                 f"training pairs reproduced {pm.train_correct}/{pm.train_total}"
                 + (
                     f" (rules learned from a sample of {pm.sampled:,}: pairs evenly spaced, then pairs a program "
-                    "learned from those got wrong)"
+                    "learned from those got wrong, then more evenly spaced)"
                     if pm.sampled is not None
                     else ""
                 )

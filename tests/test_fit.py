@@ -63,3 +63,19 @@ def test_the_model_says_its_program_was_learned_from_a_sample():
     assert pm.sampled is not None and pm.sampled <= 12
     assert pm.train_total == 20
     assert learn_model(problem, TOKEN).pairs[(0, 1)].sampled is None
+
+
+def test_a_second_sample_fills_the_budget_beyond_the_missed_rows():
+    # 20 rows: "a" is written "b", but in one odd word at row 1, which the 8 evenly
+    # spaced rows (0, 2, 5, ...) do not hold; the first program gets only it wrong.
+    # The second program learns from the 8, that row and 3 more evenly spaced rows,
+    # the whole budget of 12, not from the 9 where the odd row would weigh one in nine.
+    words = ["ta", "ka", "pa", "sa", "ma", "na", "la", "ra", "da", "ga",
+             "fa", "va", "za", "ha", "ja", "wa", "ya", "xa", "qa", "ca"]
+    pairs = [(tuple(w), tuple(w[0] + "b")) for w in words]
+    pairs[1] = (tuple("ka"), tuple("kc"))
+    result = fit(pairs, {}, replace(TOKEN, fit_rows=12))
+    assert result.sampled == 12
+    assert result.train_total == 20
+    # Up to `fit_rows` rows, no sample at all.
+    assert fit(pairs, {}, replace(TOKEN, fit_rows=20)).sampled is None
