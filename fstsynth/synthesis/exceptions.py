@@ -28,7 +28,7 @@ import numpy as np
 
 from fstsynth.dsl import Identity, Rule
 from fstsynth.synthesis.atoms import AtomIndex
-from fstsynth.synthesis.bitsets import bit_indices, lowest_bit
+from fstsynth.synthesis.bitsets import bit_indices, lowest_bit, maximal_rows
 from fstsynth.synthesis.candidates import Candidate, Positives
 from fstsynth.synthesis.options import Options
 from fstsynth.synthesis.ranking import predicate_cost, rule_cost, transformation_cost
@@ -373,6 +373,10 @@ class Exceptions:
         safe = np.flatnonzero(~on_danger.any(axis=0))
         if len(safe) or self.depth == 1:
             return safe.reshape(-1, 1), True
+        # A conjunction holds on some danger row exactly when it holds on a row that no
+        # other row holds every atom of: only those rows count (a German anchor of
+        # 1,000 rows: 200 to 700 of 2,000 to 2,800 distinct rows).
+        on_danger = on_danger[maximal_rows(on_danger)]
         # An atom true on every danger row (of those left by a prefix) is in no
         # conjunction of the least size: without it the rest would avoid danger too.
         useful = np.flatnonzero(~on_danger.all(axis=0))
