@@ -386,6 +386,7 @@ class Exceptions:
         useful = useful[np.argsort(costs[useful], kind="stable")]
         on_danger = on_danger[:, useful]
         width = len(useful)
+        above_diagonal = np.triu(np.ones((width, width), dtype=bool), 1)  # each pair once
         for depth in range(2, self.depth + 1):
             found: list[np.ndarray] = []
             room = self.CONJUNCTIONS_AT_MOST
@@ -396,7 +397,8 @@ class Exceptions:
                 if len(rest) < 2:
                     continue
                 block = held[:, rest].astype(np.float32)
-                pairs = rest[np.argwhere(np.triu((block.T @ block) == 0, 1))[: room + 1]]
+                apart = (block.T @ block == 0) & above_diagonal[: len(rest), : len(rest)]
+                pairs = rest[np.argwhere(apart)[: room + 1]]
                 if len(pairs) > room:
                     found.append(useful[np.hstack([np.broadcast_to(np.array(prefix, dtype=np.int64),
                                                                    (room, len(prefix))), pairs[:room]])]
