@@ -195,3 +195,18 @@ def test_choosing_a_pair(paradigm_model):
         model.pair()
     with pytest.raises(Error, match="no column named 'nope'"):
         model.pair("nope", None)
+
+
+def test_model_records_are_immutable_and_replace_gives_a_changed_copy(tmp_path):
+    from fstsynth.model import Model, PairModel
+
+    model = Model(("a", "b"), {}, {}, ("x",), {}, name="m")
+    with pytest.raises(AttributeError, match="immutable"):
+        model.name = "other"  # type: ignore[misc]
+    other = model.replace(name="other")
+    assert (other.name, model.name, other.columns, other.rows) == ("other", "m", ("a", "b"), ())
+    with pytest.raises(TypeError, match="no field nme"):
+        model.replace(nme="x")
+    assert "name='m'" in repr(model)
+    assert PairModel.FIELDS[:8] == ("source", "target", "program_or_stored", "cost", "train_correct",
+                                    "train_total", "tables", "stages")
