@@ -121,8 +121,10 @@ class PairModel(_Record):
     `StoredProgram`), the apply tables compiled from it, and its transducers (built
     with it, or where to read them: `StoredTransducers`)."""
 
-    FIELDS = ("source", "target", "program_or_stored", "cost", "train_correct", "train_total", "tables", "stages",
-              "seconds", "held_out", "variant", "alphabet", "features", "sampled", "cv_sample")
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "source", "target", "program_or_stored", "cost", "train_correct", "train_total", "tables", "stages",
+        "seconds", "held_out", "variant", "alphabet", "features", "sampled", "cv_sample",
+    )
     source: int
     target: int
     program_or_stored: "dsl.Program | StoredProgram"
@@ -372,7 +374,7 @@ class Model(_Record):
     """A learned model: per column pair (source, target) a `PairModel`. `options` are
     the learning options as saved (plain data: loading a model needs no learner)."""
 
-    FIELDS = ("columns", "features", "options", "alphabet", "pairs", "name", "rows")
+    FIELDS: ClassVar[tuple[str, ...]] = ("columns", "features", "options", "alphabet", "pairs", "name", "rows")
     columns: tuple[str, ...]
     features: dict[str, dict[str, bool]]
     options: dict[str, Any]
