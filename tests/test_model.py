@@ -210,3 +210,19 @@ def test_model_records_are_immutable_and_replace_gives_a_changed_copy(tmp_path):
     assert "name='m'" in repr(model)
     assert PairModel.FIELDS[:8] == ("source", "target", "program_or_stored", "cost", "train_correct",
                                     "train_total", "tables", "stages")
+
+
+def test_each_record_lists_exactly_its_annotated_fields():
+    # FIELDS drives replace() and repr(): a field annotated but not listed would be
+    # dropped by replace(), one listed but not annotated is a typo.
+    from fstsynth import api, cluster
+    from fstsynth.model import Model, PairModel
+
+    for record in (PairModel, Model, api.Model, cluster.ShippedModel):
+        annotated = [
+            name
+            for cls in reversed(record.__mro__)
+            for name, kind in vars(cls).get("__annotations__", {}).items()
+            if not str(kind).startswith("ClassVar")
+        ]
+        assert list(record.FIELDS) == annotated, record
