@@ -145,7 +145,7 @@ class BatchPass:
     @classmethod
     def of(cls, np: Any, p: NumpyPass) -> "BatchPass":
         words = p.class_mask.shape[1]
-        classes, rights, lefts = p.class_mask.shape[0], p.right_mask.shape[0], p.left_next.shape[0]
+        classes, rights, lefts = p.class_mask.shape[0], p.right_mask.shape[0], p.left_mask.shape[0]
         tags, tokens = p.symbol_class.shape
         left = p.left_mask[:, None, :] & p.class_mask[None, :, :]  # [left, class, words]
         masks = np.ascontiguousarray(left.reshape(-1, words))
@@ -175,8 +175,8 @@ class BatchPass:
             lookup = rows.one.take(decision * (tags * tokens) + symbols)
         return cls(
             p, tokens, classes, rights, lefts, tags * tokens, p.symbol_class.reshape(-1).astype(np.int32),
-            np.ascontiguousarray(p.right_next.T).reshape(-1).astype(np.int32),
-            (p.left_next.reshape(-1) * classes).astype(np.int32), int(p.left_start) * classes,
+            np.ascontiguousarray(p.right_table().T).reshape(-1).astype(np.int32),
+            (p.left_table().reshape(-1) * classes).astype(np.int32), int(p.left_start) * classes,
             candidate_r, decide, start_decide, sizes, lookup, rows,
         )
 
