@@ -153,11 +153,11 @@ def lowest_rules(np: Any, masks: "np.ndarray", rules: int) -> "np.ndarray":
     return out.reshape(masks.shape[:-1])
 
 
-def _to_int(row: Sequence[int]) -> int:
-    """A mask's uint64 words as one Python int."""
-    if len(row) == 1:
-        return row[0]
-    return sum(int(word) << (64 * w) for w, word in enumerate(row))
+def _mask_ints(a: Array, words: int) -> list[int]:
+    """Each row of uint64 mask words as one Python int: word w holds bits 64w.., so
+    a row's little-endian bytes are the int's (one C call a row)."""
+    step, data, from_bytes = 8 * words, a.data, int.from_bytes
+    return [from_bytes(data[k : k + step], "little") for k in range(0, len(data), step)]
 
 
 class CheckedPass:
@@ -189,7 +189,7 @@ class CheckedPass:
                 need(min(flat) >= 0 and max(flat) < bound, what)
             return [flat[k : k + width] for k in range(0, len(flat), width)]
 
-        def values(a: Array, length: int, what: str, bound: int) -> list[int]:
+        def vector(a: Array, length: int, what: str, bound: int) -> list[int]:
             """The values of a 1-d array `length` long, each below `bound`."""
             need(a.shape == (length,), what)
             flat = a.flat()
@@ -198,7 +198,8 @@ class CheckedPass:
 
         classes = t.class_mask.shape[0] if len(t.class_mask.shape) == 2 else 0
         need(classes >= 1, "class masks")
-        self.class_mask = [_to_int(row) for row in rows(t.class_mask, words, "class masks")]
+        need(len(t.class_mask.shape) == 2 and t.class_mask.shape[1] == words, "class masks")
+        self.class_mask = _mask_ints(t.class_mask, words)
         self.symbol_class = rows(t.symbol_class, tokens, "symbol classes", classes)
         for name in ("left", "right"):
             nxt_array, mask_array = getattr(t, f"{name}_next"), getattr(t, f"{name}_mask")
@@ -207,19 +208,20 @@ class CheckedPass:
             groups = nxt_array.shape[1] if len(nxt_array.shape) == 2 else 0
             need(states >= 1 and groups >= 1, f"{name} automaton")
             nxt = rows(nxt_array, groups, f"{name} automaton", states)
-            row_of = values(row_array, states, f"{name} automaton", len(nxt))
-            column_of = values(column_array, classes, f"{name} automaton", groups)
-            masks = rows(mask_array, words, f"{name} masks")
+            row_of = vector(row_array, states, f"{name} automaton", len(nxt))
+            column_of = vector(column_array, classes, f"{name} automaton", groups)
+            need(len(mask_array.shape) == 2 and mask_array.shape[1] == words, f"{name} masks")
+            masks = _mask_ints(mask_array, words)
             start = getattr(t, f"{name}_start")
             need(len(masks) == states and 0 <= start < states, f"{name} states")
             # One list per state, the rows it shares: a step is two list lookups, as
             # with a full table, but only the distinct rows are made.
             setattr(self, f"{name}_next", [nxt[r] for r in row_of])
             setattr(self, f"{name}_column", column_of)
-            setattr(self, f"{name}_mask", [_to_int(row) for row in masks])
+            setattr(self, f"{name}_mask", masks)
             setattr(self, f"{name}_start", start)
         need(t.start_mask.shape == (words,), "start mask")
-        self.start_mask = _to_int(t.start_mask.tolist())
+        self.start_mask = _mask_ints(t.start_mask, words)[0]
         self.looks_right = len(self.right_next) > 1
         count = 2 * (t.rules + 1)
         starts = t.template_start.tolist()
