@@ -134,6 +134,21 @@ def test_the_steps_are_kept_as_distinct_rows_over_distinct_columns():
     assert compacted  # (some automaton of these programs is smaller compact)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_the_numpy_walker_steps_through_the_compact_form_of_large_tables(seed, monkeypatch):
+    """With every automaton counted as too large to expand, numpy's walker steps
+    through the compact form and decides from the masks: what the reference gives."""
+    from fstsynth import batch_walker
+
+    monkeypatch.setattr(batch_walker, "EXPANDED_STEPS_MAX", 0)
+    rng = random.Random(seed)
+    program = random_program(rng, passes=1 + seed % 3, max_rules=5 + seed % 4 * 10, tiers=seed % 2 == 0)
+    tables = program_tables(program, ALPHABET[:-2], FEATURES)
+    words = [random_word(rng, ALPHABET, 0, 9) for _ in range(100)] + [()]
+    assert all(b.compact is not None for b in tables._numpy[2])
+    assert tables.apply_many(words, "numpy") == [tables.apply(w) for w in words], str(program)
+
+
 def test_npz_reader_refuses_what_is_not_integer_arrays(tmp_path):
     import io
 
