@@ -130,7 +130,9 @@ class _CompactSteps:
 
         return cls(*side(p.left_next, p.left_row, p.left_column), *side(p.right_next, p.right_row, p.right_column))
 
-    def walk_right(self, np: Any, cls: "np.ndarray", state: "np.ndarray", going: list[int], row: list[int]) -> "np.ndarray":
+    def walk_right(
+        self, np: Any, cls: "np.ndarray", state: "np.ndarray", going: list[int], row: list[int]
+    ) -> "np.ndarray":
         """The right state at every position (column order); `state` (the start state
         per word) ends as the state after each whole word."""
         column = self.right_column.take(cls)
