@@ -130,7 +130,7 @@ class _CompactSteps:
 
         return cls(*side(p.left_next, p.left_row, p.left_column), *side(p.right_next, p.right_row, p.right_column))
 
-    def walk_right(
+    def right_states(
         self, np: Any, cls: "np.ndarray", state: "np.ndarray", going: list[int], row: list[int]
     ) -> "np.ndarray":
         """The right state at every position (column order); `state` (the start state
@@ -144,7 +144,7 @@ class _CompactSteps:
             state[:k] = self.right_next.take(self.right_row.take(now) + column[a : a + k])
         return rho
 
-    def walk_left(self, np: Any, cls: "np.ndarray", start: int, going: list[int], row: list[int]) -> "np.ndarray":
+    def left_states(self, np: Any, cls: "np.ndarray", start: int, going: list[int], row: list[int]) -> "np.ndarray":
         """The left state at every position (column order)."""
         column = self.left_column.take(cls)
         out = np.empty(len(cls), dtype=np.int32)
@@ -261,7 +261,7 @@ class BatchPass:
         rho_start = np.full(n, self.p.right_start, dtype=np.int32)
         compact = self.compact
         if self.rights > 1 and compact is not None:
-            rho = compact.walk_right(np, cls, rho_start, going, row)
+            rho = compact.right_states(np, cls, rho_start, going, row)
         elif self.rights > 1:
             cls_r = cls * self.rights
             right_t = self.right_t
@@ -274,7 +274,7 @@ class BatchPass:
                 rho[a : a + k] = now
                 state[:k] = right_t.take(cls_r[a : a + k] + now)
         if compact is not None:  # (`key`: the left state itself)
-            key = compact.walk_left(np, cls, self.p.left_start, going, row)
+            key = compact.left_states(np, cls, self.p.left_start, going, row)
         elif self.lefts > 1:
             left_m = self.left_m
             assert left_m is not None
