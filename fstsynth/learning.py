@@ -285,7 +285,7 @@ def compile_model(
         )
         rows = problem.training_pairs(s, t)
         correct = sum(p == target for p, (_, target) in zip(pm.predict_many([src for src, _ in rows]), rows))
-        compiled_pairs[(s, t)] = dataclasses.replace(pm, train_correct=correct, train_total=len(rows))
+        compiled_pairs[(s, t)] = pm.replace(train_correct=correct, train_total=len(rows))
     report("column pair", len(programs), len(programs), "done")
     return Model(
         problem.columns, features, {"variant": COMPILED}, alphabet, compiled_pairs, problem.name, rows=problem.cells

@@ -195,3 +195,34 @@ def test_choosing_a_pair(paradigm_model):
         model.pair()
     with pytest.raises(Error, match="no column named 'nope'"):
         model.pair("nope", None)
+
+
+def test_model_records_are_immutable_and_replace_gives_a_changed_copy(tmp_path):
+    from fstsynth.model import Model, PairModel
+
+    model = Model(("a", "b"), {}, {}, ("x",), {}, name="m")
+    with pytest.raises(AttributeError, match="immutable"):
+        model.name = "other"  # type: ignore[misc]
+    other = model.replace(name="other")
+    assert (other.name, model.name, other.columns, other.rows) == ("other", "m", ("a", "b"), ())
+    with pytest.raises(TypeError, match="no field nme"):
+        model.replace(nme="x")
+    assert "name='m'" in repr(model)
+    assert PairModel.FIELDS[:8] == ("source", "target", "program_or_stored", "cost", "train_correct",
+                                    "train_total", "tables", "stages")
+
+
+def test_each_record_lists_exactly_its_annotated_fields():
+    # FIELDS drives replace() and repr(): a field annotated but not listed would be
+    # dropped by replace(), one listed but not annotated is a typo.
+    from fstsynth import api, cluster
+    from fstsynth.model import Model, PairModel
+
+    for record in (PairModel, Model, api.Model, cluster.ShippedModel):
+        annotated = [
+            name
+            for cls in reversed(record.__mro__)
+            for name, kind in vars(cls).get("__annotations__", {}).items()
+            if not str(kind).startswith("ClassVar")
+        ]
+        assert list(record.FIELDS) == annotated, record
