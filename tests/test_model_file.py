@@ -458,7 +458,7 @@ def test_a_model_whose_transducers_were_not_built_saves_and_says_why(unbuilt_dir
     assert "    note: pass 1's annotator would have 111 arcs (3 states x 37 symbols), more than 10: the " \
         "program's transducers were not built" in summary
     doc = json.loads((directory / "model.json").read_text(encoding="utf-8"))
-    assert doc["version"] == FORMAT_VERSION == 5
+    assert doc["version"] == FORMAT_VERSION == 6
     (entry,) = doc["pairs"]
     assert entry["stages"] == [] and entry["unbuilt"].startswith("pass 1's annotator would have 111 arcs")
     assert check_far(directory / "model.far") == []  # the archive holds no stages
