@@ -5,12 +5,15 @@
  * use it where it is built; the pure-Python walker `fstsynth.word_walker` stays the
  * reference, and tests/backends.py runs both on the same programs. It needs no numpy.
  *
- * Walker(tokens, unk, seen, passes)
+ * Walker(tokens, unk, seen, passes, full_steps_max=1 << 18)
  *     tokens: list of bytes (the UTF-8 of the tables' tokens, by index); unk: UNK's
  *     index; seen: bytes, 1 where the token is in the model's alphabet; passes: one
  *     dict per pass with the fields of `fstsynth.table_format.PassTables` (ints, and the
  *     little-endian bytes of its arrays) and their sizes `tags`, `classes`, `lefts`,
- *     `rights`, `next_tags`. Every array is checked for size and range here.
+ *     `rights`, `left_rows`, `left_groups`, `right_rows`, `right_groups`,
+ *     `next_tags`. Every array is checked for size and range here. An automaton's
+ *     steps are expanded to one table where it has at most `full_steps_max` entries
+ *     (tests set 0 to walk the compact form).
  * Walker.apply_block(data, sep) -> None | (bytes, list[int])
  *     data: complete lines (ending with a newline) of tokens separated by single
  *     spaces, valid UTF-8 (the caller checks that, and NFC). Each line's word is walked
@@ -33,11 +36,30 @@
 
 enum { CONSTANT = 0, OFFSET = 1 };
 
+/* One automaton's steps: from state s on class c to next[row[s] + column[c]] (the
+ * tables' compact form, `fstsynth.table_format.PassTables`; row premultiplied by
+ * `groups` here), or full[s * classes + c] where the expanded table is small: one
+ * lookup a step instead of two dependent ones. */
+typedef struct {
+    int states, classes, rows, groups;
+    int32_t *next;           /* rows x groups */
+    int32_t *row;            /* states: the first step of the state's row in next */
+    int32_t *column;         /* classes */
+    int32_t *full;           /* states x classes, or NULL */
+} Steps;
+
+/* The most entries of a step table expanded at load (1 MiB of int32). */
+#define FULL_STEPS_MAX (1 << 18)
+
+static inline int32_t step(const Steps *s, int32_t state, int32_t c) {
+    if (s->full) return s->full[(Py_ssize_t)state * s->classes + c];
+    return s->next[s->row[state] + s->column[c]];
+}
+
 typedef struct {
     int rules, words, tags, classes, lefts, rights, left_start, right_start;
     int32_t *symbol_class;   /* tags x tokens: a symbol's class */
-    int32_t *left_next;      /* lefts x classes */
-    int32_t *right_next;     /* rights x classes */
+    Steps left_steps, right_steps;
     uint64_t *left_mask;     /* lefts x words */
     uint64_t *right_mask;    /* rights x words */
     uint64_t *class_mask;    /* classes x words */
@@ -129,14 +151,49 @@ static int in_range(const int32_t *v, Py_ssize_t n, int32_t lo, int32_t hi) {
     return 1;
 }
 
+static void free_steps(Steps *s) {
+    PyMem_Free(s->next); PyMem_Free(s->row); PyMem_Free(s->column); PyMem_Free(s->full);
+}
+
+/* The steps of side `side` ("left", "right": its fields `{side}_next`, `_row`,
+ * `_column`, and the sizes `{side}_rows`, `_groups`), checked for range. */
+static int read_steps(Steps *s, PyObject *d, const char *side, int states, int classes, Py_ssize_t full_max) {
+    char name[32];
+    s->states = states;
+    s->classes = classes;
+    snprintf(name, sizeof name, "%s_rows", side);
+    if (get_int(d, name, &s->rows) < 0) return -1;
+    snprintf(name, sizeof name, "%s_groups", side);
+    if (get_int(d, name, &s->groups) < 0) return -1;
+    if (s->rows < 1 || s->groups < 1 || (int64_t)s->rows * s->groups > INT32_MAX) return damaged("sizes");
+    snprintf(name, sizeof name, "%s_next", side);
+    if (!(s->next = get_array(d, name, (Py_ssize_t)s->rows * s->groups, 4))) return -1;
+    if (!in_range(s->next, (Py_ssize_t)s->rows * s->groups, 0, states)) return damaged("automaton steps");
+    snprintf(name, sizeof name, "%s_row", side);
+    if (!(s->row = get_array(d, name, states, 4))) return -1;
+    if (!in_range(s->row, states, 0, s->rows)) return damaged("automaton rows");
+    snprintf(name, sizeof name, "%s_column", side);
+    if (!(s->column = get_array(d, name, classes, 4))) return -1;
+    if (!in_range(s->column, classes, 0, s->groups)) return damaged("automaton columns");
+    for (Py_ssize_t k = 0; k < states; k++) s->row[k] *= s->groups;
+    if ((Py_ssize_t)states * classes <= full_max) {
+        s->full = PyMem_Malloc((size_t)states * (size_t)classes * sizeof(int32_t));
+        if (!s->full) { PyErr_NoMemory(); return -1; }
+        for (Py_ssize_t k = 0; k < states; k++)
+            for (Py_ssize_t c = 0; c < classes; c++)
+                s->full[k * classes + c] = s->next[s->row[k] + s->column[c]];
+    }
+    return 0;
+}
+
 static void free_pass(Pass *p) {
-    PyMem_Free(p->symbol_class); PyMem_Free(p->left_next); PyMem_Free(p->right_next);
+    PyMem_Free(p->symbol_class); free_steps(&p->left_steps); free_steps(&p->right_steps);
     PyMem_Free(p->left_mask); PyMem_Free(p->right_mask); PyMem_Free(p->class_mask);
     PyMem_Free(p->start_mask); PyMem_Free(p->template_start); PyMem_Free(p->template_kind);
     PyMem_Free(p->template_value); PyMem_Free(p->out_tag);
 }
 
-static int read_pass(Pass *p, PyObject *d, int tokens, int tags_expected) {
+static int read_pass(Pass *p, PyObject *d, int tokens, int tags_expected, Py_ssize_t full_max) {
     int next_tags;
     if (!PyDict_Check(d)) { PyErr_SetString(PyExc_TypeError, "a pass is a dict"); return -1; }
     if (get_int(d, "rules", &p->rules) < 0 || get_int(d, "tags", &p->tags) < 0 ||
@@ -151,10 +208,8 @@ static int read_pass(Pass *p, PyObject *d, int tokens, int tags_expected) {
     Py_ssize_t decisions = (Py_ssize_t)p->rules + 1, w = p->words;
     if (!(p->symbol_class = get_array(d, "symbol_class", (Py_ssize_t)p->tags * tokens, 4))) return -1;
     if (!in_range(p->symbol_class, (Py_ssize_t)p->tags * tokens, 0, p->classes)) return damaged("symbol classes");
-    if (!(p->left_next = get_array(d, "left_next", (Py_ssize_t)p->lefts * p->classes, 4))) return -1;
-    if (!in_range(p->left_next, (Py_ssize_t)p->lefts * p->classes, 0, p->lefts)) return damaged("left automaton");
-    if (!(p->right_next = get_array(d, "right_next", (Py_ssize_t)p->rights * p->classes, 4))) return -1;
-    if (!in_range(p->right_next, (Py_ssize_t)p->rights * p->classes, 0, p->rights)) return damaged("right automaton");
+    if (read_steps(&p->left_steps, d, "left", p->lefts, p->classes, full_max) < 0) return -1;
+    if (read_steps(&p->right_steps, d, "right", p->rights, p->classes, full_max) < 0) return -1;
     if (!(p->left_mask = get_array(d, "left_mask", p->lefts * w, 8))) return -1;
     if (!(p->right_mask = get_array(d, "right_mask", p->rights * w, 8))) return -1;
     if (!(p->class_mask = get_array(d, "class_mask", p->classes * w, 8))) return -1;
@@ -193,17 +248,17 @@ static void Walker_dealloc(Walker *self) {
 }
 
 static int Walker_init(Walker *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"tokens", "unk", "seen", "passes", NULL};
+    static char *kwlist[] = {"tokens", "unk", "seen", "passes", "full_steps_max", NULL};
     PyObject *tokens, *passes;
     const char *seen;
-    Py_ssize_t seen_len;
+    Py_ssize_t seen_len, full_steps_max = FULL_STEPS_MAX;
     int unk;
     if (self->passes || self->text) {
         PyErr_SetString(PyExc_RuntimeError, "Walker initialized twice");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!iy#O!", kwlist, &PyList_Type, &tokens, &unk, &seen,
-                                     &seen_len, &PyList_Type, &passes))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!iy#O!|n", kwlist, &PyList_Type, &tokens, &unk, &seen,
+                                     &seen_len, &PyList_Type, &passes, &full_steps_max))
         return -1;
     Py_ssize_t count = PyList_GET_SIZE(tokens);
     if (count < 1 || count >= INT32_MAX / 4 || unk < 0 || unk >= count || seen_len != count)
@@ -247,7 +302,7 @@ static int Walker_init(Walker *self, PyObject *args, PyObject *kwds) {
     int tags = 1;
     for (Py_ssize_t k = 0; k < npasses; k++) {
         self->npasses = (int)k + 1; /* so that dealloc frees what was read */
-        tags = read_pass(&self->passes[k], PyList_GET_ITEM(passes, k), self->tokens, tags);
+        tags = read_pass(&self->passes[k], PyList_GET_ITEM(passes, k), self->tokens, tags, full_steps_max);
         if (tags < 0) return -1;
     }
     if (tags != 1) return damaged("the last pass's output tags");
@@ -309,7 +364,7 @@ static int walk_pass(Walker *self, const Pass *p) {
     if (p->rights > 1) {
         for (Py_ssize_t i = n - 1; i >= 0; i--) {
             rho[i] = state;
-            state = p->right_next[(Py_ssize_t)state * p->classes + cls[i]];
+            state = step(&p->right_steps, state, cls[i]);
         }
     } else {
         for (Py_ssize_t i = 0; i < n; i++) rho[i] = state;
@@ -329,7 +384,7 @@ static int walk_pass(Walker *self, const Pass *p) {
                    p->right_mask + (Py_ssize_t)rho[i] * words, words, p->rules);
         if (d > p->rules) return damaged("a decision outside the rules");
         if (emit(p, d, i, ids, n, p->out_tag[d], out_ids, out_tags, &used) < 0) return -1;
-        left = p->left_next[(Py_ssize_t)left * p->classes + c];
+        left = step(&p->left_steps, left, c);
     }
     self->out_ids.n = self->out_tags.n = used;
     /* The output is the next pass's input. */

@@ -67,8 +67,8 @@ class Model(records.Model):
 
 
 def _same_as(cls: type, value: Any, **changes: Any) -> Any:
-    """`value` (a dataclass instance) as an instance of its subclass `cls`, with `changes`."""
-    return cls(**{f.name: getattr(value, f.name) for f in dataclasses.fields(value)} | changes)
+    """`value` (a `model` record) as an instance of its subclass `cls`, with `changes`."""
+    return cls(**{name: getattr(value, name) for name in value.FIELDS} | changes)
 
 
 def options(variant: str = Options().variant, time_limit: float | None = None, alignment: str = "global") -> Options:

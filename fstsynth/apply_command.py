@@ -334,7 +334,10 @@ def plain_apply(argv: Sequence[str]) -> int | None:
     except UserError as exc:
         return error(str(exc))
     model_dir = Path(values[0])
-    if _model_bytes(model_dir) >= WATCH_BYTES:
+    if _model_bytes(model_dir) >= WATCH_BYTES or (not values[1:] and _file_bytes_left(sys.stdin) >= WATCH_BYTES):
+        # Started now, it starts on another core while this process imports and loads
+        # the model; once the input is read (`input_read`), it would take a core from
+        # the workers of `--jobs`.
         watchdog.start()
     try:
         code = guarded(
@@ -357,6 +360,17 @@ def plain_apply(argv: Sequence[str]) -> int | None:
 #: watchdog is a process of its own, whose start (~0.03 s on one core) would be a sixth
 #: of a command on 100,000 words.
 WATCH_BYTES = 1 << 22
+
+
+def _file_bytes_left(stream: object) -> int:
+    """The bytes `stream` has left to read if it is a regular file (0: not one)."""
+    fd = _regular_file(stream)
+    if fd is None:
+        return 0
+    try:
+        return os.fstat(fd).st_size - os.lseek(fd, 0, os.SEEK_CUR)
+    except OSError:
+        return 0
 
 
 def _model_bytes(directory: Path) -> int:

@@ -1,7 +1,7 @@
 """Flat integer arrays, and `.npz` archives of them read without numpy.
 
 Public API:
-    Array, Array.of(ndarray), Array.flat(), Array.tolist(), Array.numpy(), Array.size
+    Array, Array.of(ndarray), Array.range(n), Array.flat(), Array.tolist(), Array.numpy(), Array.size
     read_npz(data) -> dict[str, Array], write_npz(stream, arrays), Error
 
 The apply tables are a few integer arrays per pass. A model keeps them in numpy's
@@ -68,6 +68,14 @@ class Array(_ArrayFields):
 
         values = np.ascontiguousarray(values, dtype=np.dtype(dtype) if dtype else None)
         return cls(values.dtype.str, tuple(values.shape), values.tobytes())
+
+    @classmethod
+    def range(cls, n: int) -> "Array":
+        """0, 1, ..., n - 1 as int32."""
+        values = array.array("i", range(n))
+        if sys.byteorder != "little":
+            values.byteswap()
+        return cls("<i4", (n,), values.tobytes())
 
     @property
     def size(self) -> int:

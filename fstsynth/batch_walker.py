@@ -3,7 +3,7 @@
 Public API:
     BatchPass.of(np, p, tokens) -> BatchPass, walk_batch(np, passes, sym, starts) -> (sym, starts)
     concat_ranges(np, first, size) -> (indices, bounds)
-    LONG_WORD, DECISION_TABLE_MAX
+    LONG_WORD, DECISION_TABLE_MAX, EXPANDED_STEPS_MAX
 
 Each automaton steps through position j of every word of the batch in one array
 operation (the words sorted by length: `Layout`), and decisions and outputs are
@@ -30,11 +30,14 @@ from fstsynth.table_format import CONSTANT, LONG_WORD, OFFSET, Error, NumpyPass,
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["BatchPass", "walk_batch", "concat_ranges", "LONG_WORD", "DECISION_TABLE_MAX"]
+__all__ = ["BatchPass", "walk_batch", "concat_ranges", "LONG_WORD", "DECISION_TABLE_MAX", "EXPANDED_STEPS_MAX"]
 
 #: The decision table of a pass (left candidates x right states) is precomputed when
 #: it has at most this many entries; beyond, decisions are computed from the masks.
 DECISION_TABLE_MAX = 20_000_000
+#: A pass whose automata's full step tables (states x classes) have at most this many
+#: entries is walked through them; beyond, through the tables' compact form.
+EXPANDED_STEPS_MAX = 4_000_000
 
 
 def concat_ranges(np: Any, first: "np.ndarray", size: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
@@ -109,12 +112,60 @@ class _Rows:
 
 
 @dataclass(frozen=True, eq=False)
+class _CompactSteps:
+    """Both automata's steps as the tables keep them (`fstsynth.table_format.PassTables`):
+    from state s on class c to `next[row[s] + column[c]]` (rows premultiplied)."""
+
+    left_next: "np.ndarray"
+    left_row: "np.ndarray"
+    left_column: "np.ndarray"
+    right_next: "np.ndarray"
+    right_row: "np.ndarray"
+    right_column: "np.ndarray"
+
+    @classmethod
+    def of(cls, np: Any, p: NumpyPass) -> "_CompactSteps":
+        def side(nxt: "np.ndarray", row: "np.ndarray", column: "np.ndarray") -> tuple["np.ndarray", ...]:
+            return (nxt.reshape(-1).astype(np.int64), row.astype(np.int64) * nxt.shape[1], column.astype(np.int64))
+
+        return cls(*side(p.left_next, p.left_row, p.left_column), *side(p.right_next, p.right_row, p.right_column))
+
+    def right_states(
+        self, np: Any, cls: "np.ndarray", state: "np.ndarray", going: list[int], row: list[int]
+    ) -> "np.ndarray":
+        """The right state at every position (column order); `state` (the start state
+        per word) ends as the state after each whole word."""
+        column = self.right_column.take(cls)
+        rho = np.empty(len(cls), dtype=np.int32)
+        for j in range(len(going) - 1, -1, -1):
+            k, a = going[j], row[j]
+            now = state[:k]
+            rho[a : a + k] = now
+            state[:k] = self.right_next.take(self.right_row.take(now) + column[a : a + k])
+        return rho
+
+    def left_states(self, np: Any, cls: "np.ndarray", start: int, going: list[int], row: list[int]) -> "np.ndarray":
+        """The left state at every position (column order)."""
+        column = self.left_column.take(cls)
+        out = np.empty(len(cls), dtype=np.int32)
+        state = np.full(going[0] if going else 0, start, dtype=np.int32)
+        for j in range(len(going)):
+            k, a = going[j], row[j]
+            out[a : a + k] = state[:k]
+            state[:k] = self.left_next.take(self.left_row.take(state[:k]) + column[a : a + k])
+        return out
+
+
+@dataclass(frozen=True, eq=False)
 class BatchPass:
     """A pass ready for batches: its numpy arrays (`p`), and what can be computed once.
 
     - `right_t[cls * rights + state]`: the right automaton, class-major;
     - `left_m[state * classes + cls]`: the left automaton, its states kept multiplied
       by `classes` (one addition, one lookup a step);
+    - `compact`: instead of these (both None), where an automaton's full table would
+      have more than `EXPANDED_STEPS_MAX` entries, the steps in the tables' compact form
+      (`_CompactSteps`); decisions are then computed from the masks;
     - the decision at a position is the lowest rule in left_mask[left] & class_mask[cls]
       & right_mask[right]; the left and class masks together take few distinct values,
       so `candidate_r[left * classes + cls]` numbers them (times `rights`) and
@@ -132,9 +183,10 @@ class BatchPass:
     lefts: int
     symbols: int
     sym_class: "np.ndarray"
-    right_t: "np.ndarray"
-    left_m: "np.ndarray"
+    right_t: "np.ndarray | None"
+    left_m: "np.ndarray | None"
     left_start_m: int
+    compact: "_CompactSteps | None"
     candidate_r: "np.ndarray | None"
     decide: "np.ndarray | None"
     start_decide: "np.ndarray"
@@ -145,14 +197,19 @@ class BatchPass:
     @classmethod
     def of(cls, np: Any, p: NumpyPass) -> "BatchPass":
         words = p.class_mask.shape[1]
-        classes, rights, lefts = p.class_mask.shape[0], p.right_mask.shape[0], p.left_next.shape[0]
+        classes, rights, lefts = p.class_mask.shape[0], p.right_mask.shape[0], p.left_mask.shape[0]
         tags, tokens = p.symbol_class.shape
-        left = p.left_mask[:, None, :] & p.class_mask[None, :, :]  # [left, class, words]
-        masks = np.ascontiguousarray(left.reshape(-1, words))
-        first, inverse = _distinct_rows(np, masks)
         candidate_r: Any = None
         decide: Any = None
-        if len(first) * rights <= DECISION_TABLE_MAX:
+        compact = None
+        if max(lefts, rights) * classes > EXPANDED_STEPS_MAX:
+            # Steps through the compact form (two lookups), decisions from the masks.
+            compact = _CompactSteps.of(np, p)
+        else:
+            left = p.left_mask[:, None, :] & p.class_mask[None, :, :]  # [left, class, words]
+            masks = np.ascontiguousarray(left.reshape(-1, words))
+            first, inverse = _distinct_rows(np, masks)
+        if compact is None and len(first) * rights <= DECISION_TABLE_MAX:
             candidate_r = (inverse.reshape(-1) * rights).astype(np.int32)
             decide = lowest_rules(np, masks[first][:, None, :] & p.right_mask[None, :, :], p.rules)
             decide = decide.reshape(-1).astype(np.int32)
@@ -173,10 +230,13 @@ class BatchPass:
             candidate = candidate_r.take(p.left_start * classes + p.symbol_class.reshape(-1))
             decision = decide.take(candidate + p.right_start)
             lookup = rows.one.take(decision * (tags * tokens) + symbols)
+        right_t = left_m = None
+        if compact is None:
+            right_t = np.ascontiguousarray(p.right_table().T).reshape(-1).astype(np.int32)
+            left_m = (p.left_table().reshape(-1) * classes).astype(np.int32)
         return cls(
             p, tokens, classes, rights, lefts, tags * tokens, p.symbol_class.reshape(-1).astype(np.int32),
-            np.ascontiguousarray(p.right_next.T).reshape(-1).astype(np.int32),
-            (p.left_next.reshape(-1) * classes).astype(np.int32), int(p.left_start) * classes,
+            right_t, left_m, int(p.left_start) * classes, compact,
             candidate_r, decide, start_decide, sizes, lookup, rows,
         )
 
@@ -199,9 +259,13 @@ class BatchPass:
         cls = self.sym_class.take(col)
         rho: Any = None
         rho_start = np.full(n, self.p.right_start, dtype=np.int32)
-        if self.rights > 1:
+        compact = self.compact
+        if self.rights > 1 and compact is not None:
+            rho = compact.right_states(np, cls, rho_start, going, row)
+        elif self.rights > 1:
             cls_r = cls * self.rights
             right_t = self.right_t
+            assert right_t is not None
             rho = np.empty(count, dtype=np.int32)
             state = rho_start
             for j in range(len(going) - 1, -1, -1):
@@ -209,8 +273,11 @@ class BatchPass:
                 now = state[:k]
                 rho[a : a + k] = now
                 state[:k] = right_t.take(cls_r[a : a + k] + now)
-        if self.lefts > 1:
+        if compact is not None:  # (`key`: the left state itself)
+            key = compact.left_states(np, cls, self.p.left_start, going, row)
+        elif self.lefts > 1:
             left_m = self.left_m
+            assert left_m is not None
             key = np.empty(count, dtype=np.int32)
             state = np.full(n, self.left_start_m, dtype=np.int32)
             for j in range(len(going)):
@@ -228,7 +295,8 @@ class BatchPass:
         else:
             p = self.p
             right = rho if rho is not None else np.full(count, p.right_start, dtype=np.int32)
-            masks = p.left_mask[key // self.classes] & p.class_mask[cls] & p.right_mask[right]
+            left_state = key if compact is not None else key // self.classes
+            masks = p.left_mask[left_state] & p.class_mask[cls] & p.right_mask[right]
             decision = lowest_rules(np, masks, p.rules).astype(np.int32)
         start_decision = None
         if self.rows is None or self.rows.has_start:

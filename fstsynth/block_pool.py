@@ -5,7 +5,7 @@ Public API:
     map_file(fd, make_applier, jobs, *, encoding, errors="strict", block_bytes=FILE_BLOCK_BYTES, on_read=None,
              shares=None) -> Iterator[Applied]
     Shares (how map_file shared the work: blocks and CPU seconds per process)
-    FORKS, FILE_BLOCK_BYTES, SLOT_BYTES, QUEUED, AHEAD
+    FORKS, FILE_BLOCK_BYTES, SLOT_BYTES, QUEUED, AHEAD, TAIL_FROM, TAIL_SPLIT
 
 A block's result does not depend on the process that makes it
 (`stream.BlockApplier.apply`), so the output is the same bytes whatever `jobs` is.
@@ -30,7 +30,8 @@ to write out next is not ready. So the one that started the others and writes th
 output makes fewer blocks, and all of them finish together (with a fixed share, block
 k to process k mod jobs, the command's process had its start-up and the writing on top
 of its share). Each process reads its blocks' lines itself (byte offsets; a block holds
-the lines that start in its range, `stream.file_block`). A worker writes each output
+the lines that start in its range, `stream.file_block`; the last ones are smaller,
+`TAIL_SPLIT`). A worker writes each output
 into the buffer of memory shared with the command's process that came with the
 block's number (a larger output goes through its pipe), and tells it the block's
 unseen tokens and line count through its pipe; the command's process hands the buffer
@@ -137,6 +138,11 @@ SLOT_BYTES = 4 << 20
 QUEUED = 2
 #: `map_file`: blocks made ahead of the one to write out next, per process (memory).
 AHEAD = 4
+#: `map_file`, on a file of more than `TAIL_FROM * jobs` blocks: the bytes of the last
+#: `jobs` blocks are made as `TAIL_SPLIT * jobs` smaller ones, so that the processes end
+#: at most a small block apart (a block of 256 KB is some 7 ms of one core's work).
+TAIL_FROM = 2
+TAIL_SPLIT = 4
 
 
 class Shares:
@@ -316,11 +322,17 @@ def map_file(
         raise ValueError("map_file needs forked workers")
     start = os.lseek(fd, 0, os.SEEK_CUR)
     size = max(start, os.fstat(fd).st_size)
-    count = -(-(size - start) // block_bytes)
+    count = whole = -(-(size - start) // block_bytes)
+    tail = piece = 0  # the bytes of the last `jobs` blocks, made as smaller blocks
+    if whole > TAIL_FROM * jobs:
+        whole -= jobs
+        tail = start + whole * block_bytes
+        piece = -(-(size - tail) // (jobs * TAIL_SPLIT))
+        count = whole + -(-(size - tail) // piece)
 
     def block_at(k: int) -> "Block":
-        begin = start + k * block_bytes
-        return file_block(fd, start, begin, min(begin + block_bytes, size))
+        begin, length = (start + k * block_bytes, block_bytes) if k < whole else (tail + (k - whole) * piece, piece)
+        return file_block(fd, start, begin, min(begin + length, size))
 
     applier = make_applier()
     workers: list[_Worker] = []

@@ -178,12 +178,12 @@ def learn(
         from fstsynth.api import learn as learn_pairs
         from fstsynth.console import showing_progress
         from fstsynth.fileio import check_writable
-        from fstsynth.learning import collector_paused
+        from fstsynth.learning import collector_paused, one_blas_thread
 
         checked = _options(variant, time_limit, alignment)  # fail on a bad option before reading
         check_writable(output)  # fail now, not after learning
         started = time.perf_counter()
-        with showing_progress(quiet), collector_paused():
+        with showing_progress(quiet), collector_paused(), one_blas_thread():
             model = learn_pairs(
                 input, features=features, variant=variant, time_limit=checked.time_limit,
                 alignment=alignment, jobs=jobs,
@@ -480,7 +480,7 @@ def solve(
     def body() -> None:
         from fstsynth.console import showing_progress
         from fstsynth.fileio import check_writable
-        from fstsynth.learning import collector_paused
+        from fstsynth.learning import collector_paused, one_blas_thread
 
         files = _problem_files(problems)
         options = _options(variant, time_limit, alignment)
@@ -493,7 +493,7 @@ def solve(
             out.mkdir()
         check_writable(out / "answer")
         started = time.perf_counter()
-        with showing_progress(quiet), collector_paused():
+        with showing_progress(quiet), collector_paused(), one_blas_thread():
             total_mismatches, failures = _solve_all(files, options, out, check, jobs, scheduler)
         typer.echo(
             f"solved {len(files) - failures}/{len(files)} problem(s) in {time.perf_counter() - started:.1f}s"

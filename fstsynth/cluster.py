@@ -67,13 +67,18 @@ CONNECT_SECONDS = 30
 LOAD_ATTEMPTS = 4
 
 
-@dataclass(frozen=True, eq=False)
 class ShippedModel(api.Model):
     """A model (as `fstsynth.load` gives it) that pickles as the bytes of its model
     files (see the module doc). `files`: file name -> bytes, the whole model directory
     as loaded."""
 
-    files: Mapping[str, bytes] = field(default_factory=dict, repr=False)
+    FIELDS = (*api.Model.FIELDS, "files")
+    UNPRINTED = ("files",)
+    files: Mapping[str, bytes]
+
+    def __init__(self, *args: Any, files: Mapping[str, bytes] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._set(files={} if files is None else files)
 
     def __reduce__(self) -> tuple[Any, tuple[dict[str, bytes]]]:
         return (from_files, (dict(self.files),))

@@ -196,7 +196,8 @@ def _annotator(
     right."""
     t = m.tables.numpy()
     tokens = len(m.tokens)
-    rights = t.right_next.shape[0]
+    rights = t.right_mask.shape[0]
+    right_next = t.right_table()
     copy_offsets = m.right_copy_offsets
     sym_class = t.symbol_class.reshape(-1)
     src, ilab, olab, dst = [], [], [], []
@@ -221,7 +222,7 @@ def _annotator(
                 read_mask.append(masks[rho])
                 read_copies.append({k: int(m.right_copy[rho, n]) for n, k in enumerate(copy_offsets)})
             # One arc per right state after the symbol: from the state before it.
-            src.append(t.right_next[:, c].astype(np.int64) + 1)
+            src.append(right_next[:, c].astype(np.int64) + 1)
             ilab.append(np.full(rights, in_label))
             olab.append(labels[j, kinds])
             dst.append(np.arange(rights) + 1)
@@ -352,7 +353,8 @@ def _decider(
     (None: the pass does not look right; the start position's output is then written
     first, on epsilon-input arcs)."""
     t = m.tables.numpy()
-    lefts, count = t.left_next.shape[0], len(reads.labels)
+    lefts, count = t.left_mask.shape[0], len(reads.labels)
+    left_next = t.left_table()
     q0 = lefts  # the start state, before the start position
     arcs = _Arcs(lefts + 1)
     tails: dict[tuple[int, ...], int] = {(): -1}
@@ -425,7 +427,7 @@ def _decider(
         src_parts.append(np.repeat(lam, width))
         il_parts.append(np.tile(reads.labels[lo:hi], lefts))
         ol_parts.append(first.reshape(-1))
-        dst_parts.append(t.left_next[:, reads.cls[lo:hi]].astype(np.int64).reshape(-1))
+        dst_parts.append(left_next[:, reads.cls[lo:hi]].astype(np.int64).reshape(-1))
         tail_parts.append(tail.reshape(-1))
     # The start position.
     if start_reads is None:
@@ -548,9 +550,9 @@ def compile_program(
         machines.append(m)
         done += len(pass_.rules)
         t = m.tables.numpy()
-        symbols, lefts = t.symbol_class.size, t.left_next.shape[0]
+        symbols, lefts = t.symbol_class.size, t.left_mask.shape[0]
         if unbuilt is None and m.looks_right:
-            unbuilt = _too_large(k + 1, "annotator", t.right_next.shape[0] + 1, symbols + 1)
+            unbuilt = _too_large(k + 1, "annotator", t.right_mask.shape[0] + 1, symbols + 1)
         elif unbuilt is None:
             unbuilt = _too_large(k + 1, "decider", lefts + 1, symbols + 1)
         if unbuilt is not None:

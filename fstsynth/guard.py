@@ -53,13 +53,10 @@ import re
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fstsynth.errors import UserError
 from fstsynth.fileio import logger
-
-if TYPE_CHECKING:
-    import subprocess
 
 #: Default ceiling: this share of the machine's physical memory, for the command and its
 #: worker processes together.
@@ -210,6 +207,55 @@ while True:
 """
 
 
+class _Process:
+    """The watchdog's process: `poll`, `wait` and `kill` as `subprocess.Popen`'s (`wait`
+    gives None where `timeout` passed). It is started by `os.posix_spawn`: importing
+    `subprocess` and forking a process that holds a model were on `apply`'s critical
+    path, before its worker processes can start."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    @classmethod
+    def spawn(cls, argv: list[str], keep_fd: int) -> "_Process":
+        """`argv` run with standard input and output on /dev/null and `keep_fd` open.
+        It is born with Ctrl-C blocked (a blocked signal stays blocked across exec)
+        until it ignores it: a Ctrl-C while it started killed it with a traceback."""
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, ()) | {signal.SIGINT}
+        os.set_inheritable(keep_fd, True)  # (this process closes it once the child has it)
+        devnull = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                   (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]
+        return cls(os.posix_spawn(argv[0], argv, os.environ, file_actions=devnull, setsigmask=blocked))
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # (reaped elsewhere: its status is lost, as Popen takes it)
+                pid, status = self.pid, 0
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        import time
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+            time.sleep(0.002)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 _stopping = False
 
 
@@ -225,27 +271,21 @@ class Guard:
 
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
-        self.proc: subprocess.Popen | None = None
+        self.proc: _Process | None = None
         self._write_fd: int | None = None
         self._saved: list[Any] = []
 
     def _start(self) -> None:
         if not os.path.isdir("/proc/self") or threading.current_thread() is not threading.main_thread():
             return
-        import subprocess  # here: `fstsynth apply` may never start a watchdog (fstsynth.apply_command)
-
         read_fd, write_fd = os.pipe()
         os.set_blocking(write_fd, False)
         limit = self.limit if self.limit is not None else 1 << 62
-        # The watchdog is born with Ctrl-C blocked (a blocked signal stays blocked across
-        # exec) until it ignores it: a Ctrl-C while it started killed it with a traceback.
-        # This process gets a Ctrl-C of those milliseconds once it unblocks it.
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            self.proc = subprocess.Popen(
+            self.proc = _Process.spawn(
                 [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(os.getpid()), str(limit), str(read_fd),
                  str(GRACE_SECONDS), str(GRACE_WALL_SECONDS)],
-                pass_fds=(read_fd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                read_fd,
             )
         except OSError as exc:
             logger(__name__).warning("no memory watchdog: %s", exc)
@@ -253,7 +293,6 @@ class Guard:
             return
         finally:
             os.close(read_fd)
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         self._write_fd = write_fd
         self._saved = [
             signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False),
@@ -286,11 +325,7 @@ class Guard:
         self._write_fd = None
         if self.proc is None or not wait:
             return  # the process ends now: SIGUSR1 stays ignored
-        import subprocess
-
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
+        if self.proc.wait(timeout=5) is None:
             self.proc.kill()
             self.proc.wait()
         signal.signal(signal.SIGUSR1, usr1)

@@ -8,6 +8,8 @@ Public API:
     check_limits(problem, pairs), saved_options(options) -> dict
     collector_paused()  (a context: Python's cyclic garbage collector off; the commands
                          learn under it, the library leaves the collector alone)
+    one_blas_thread()  (a context: numpy's BLAS on one thread unless the user set its
+                        threads; the commands learn under it too)
 
 Limits (README "Limits"): learning refuses a training word longer than
 `MAX_TRAINING_TOKENS` (alignment is quadratic in word length), more than
@@ -21,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import logging
+import os
 import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
@@ -73,6 +76,32 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
+
+
+#: Variables by which a user sets the BLAS library's threads; `one_blas_thread` leaves
+#: the library alone where any is set.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                         "BLIS_NUM_THREADS")
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """numpy's BLAS on one thread for the block (as before after it), unless the user
+    set its threads (`BLAS_THREAD_VARIABLES`). The learner's matrix products (the
+    exception search's pair counts) are small: a second thread gains no time, and on a
+    busy machine it spins for a core (German, 1,000 pairs: the same calls took 3.3 to
+    3.8 s of CPU with two threads, 2.0 s with one, in the same wall time).
+
+    Like `collector_paused`, a setting of the whole process, taken by the commands
+    (`learn`, `solve`; worker processes are forked from them and keep it), not by
+    `learn_model`."""
+    if any(os.environ.get(name) for name in BLAS_THREAD_VARIABLES):
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 def saved_options(options: "Options") -> dict[str, Any]:
@@ -285,7 +314,7 @@ def compile_model(
         )
         rows = problem.training_pairs(s, t)
         correct = sum(p == target for p, (_, target) in zip(pm.predict_many([src for src, _ in rows]), rows))
-        compiled_pairs[(s, t)] = dataclasses.replace(pm, train_correct=correct, train_total=len(rows))
+        compiled_pairs[(s, t)] = pm.replace(train_correct=correct, train_total=len(rows))
     report("column pair", len(programs), len(programs), "done")
     return Model(
         problem.columns, features, {"variant": COMPILED}, alphabet, compiled_pairs, problem.name, rows=problem.cells

@@ -22,8 +22,7 @@ checked JSON documents, read into DSL nodes when first needed (`StoredProgram`):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Protocol, Sequence, TypeVar, runtime_checkable
 
 from fstsynth.errors import UserError
 from fstsynth.tables import UNK, Outputs, Tables
@@ -64,6 +63,41 @@ class StoredTransducers(Protocol):
     def load(self) -> "Transducers": ...
 
 
+_Self = TypeVar("_Self", bound="_Record")
+
+
+class _Record:
+    """An immutable record of named fields (`FIELDS`), compared by identity;
+    `replace(**changes)` gives a copy with some changed. (Not a frozen dataclass:
+    importing `dataclasses`, which brings `inspect`, `ast` and `dis`, was an eighth of a
+    one-word `apply`, before its worker processes can start.)"""
+
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+    #: Fields left out of `repr` (large values).
+    UNPRINTED: ClassVar[tuple[str, ...]] = ()
+
+    def _set(self, **values: Any) -> None:
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: cannot set {name!r} (use replace)")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: cannot delete {name!r}")
+
+    def replace(self: _Self, **changes: Any) -> _Self:
+        """A copy with `changes`; the same type (a subclass's too)."""
+        unknown = set(changes) - set(self.FIELDS)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {', '.join(sorted(unknown))}")
+        return type(self)(**{name: getattr(self, name) for name in self.FIELDS} | changes)
+
+    def __repr__(self) -> str:
+        shown = (f"{name}={getattr(self, name)!r}" for name in self.FIELDS if name not in self.UNPRINTED)
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+
 class StoredProgram:
     """A program as a model file keeps it: its JSON document, checked when the model was
     read (`program_json.check_program`), read into DSL nodes when first asked for.
@@ -82,12 +116,15 @@ class StoredProgram:
         return self._program
 
 
-@dataclass(frozen=True, eq=False)
-class PairModel:
+class PairModel(_Record):
     """The model of one column pair: its program (or where it is kept:
     `StoredProgram`), the apply tables compiled from it, and its transducers (built
     with it, or where to read them: `StoredTransducers`)."""
 
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "source", "target", "program_or_stored", "cost", "train_correct", "train_total", "tables", "stages",
+        "seconds", "held_out", "variant", "alphabet", "features", "sampled", "cv_sample",
+    )
     source: int
     target: int
     program_or_stored: "dsl.Program | StoredProgram"
@@ -96,20 +133,34 @@ class PairModel:
     train_total: int
     tables: Tables
     stages: "Transducers | StoredTransducers"
-    seconds: dict[str, float] = field(default_factory=dict)
+    seconds: dict[str, float]
     # Cross-validated share of training rows predicted right (None: not measured); the
     # variant that learned the program (`auto` picks one per pair).
-    held_out: float | None = None
-    variant: str = ""
+    held_out: float | None
+    variant: str
     # The model's token inventory and features (shared by its pairs), which reading a
     # typed word and running the interpreter need.
-    alphabet: tuple[Token, ...] = ()
-    features: Features = field(default_factory=dict)
+    alphabet: tuple[Token, ...]
+    features: Features
     # The training rows the program was synthesized from, when a sample of them
     # (`synthesis.variant.fit`; not saved); None: all.
-    sampled: int | None = None
+    sampled: int | None
     # `synthesis.variant.LearnResult.cv_sample` (not saved).
-    cv_sample: tuple[int, int, int] | None = None
+    cv_sample: tuple[int, int, int] | None
+
+    def __init__(
+        self, source: int, target: int, program_or_stored: "dsl.Program | StoredProgram", cost: float,
+        train_correct: int, train_total: int, tables: Tables, stages: "Transducers | StoredTransducers",
+        seconds: dict[str, float] | None = None, held_out: float | None = None, variant: str = "",
+        alphabet: tuple[Token, ...] = (), features: Features | None = None, sampled: int | None = None,
+        cv_sample: tuple[int, int, int] | None = None,
+    ) -> None:
+        self._set(
+            source=source, target=target, program_or_stored=program_or_stored, cost=cost,
+            train_correct=train_correct, train_total=train_total, tables=tables, stages=stages,
+            seconds={} if seconds is None else seconds, held_out=held_out, variant=variant, alphabet=alphabet,
+            features={} if features is None else features, sampled=sampled, cv_sample=cv_sample,
+        )
 
     @property
     def far_key(self) -> str:
@@ -319,20 +370,28 @@ def restore_unknown(word: Sequence[Token], mapped: Sequence[Token], output: Word
     return output
 
 
-@dataclass(frozen=True, eq=False)
-class Model:
+class Model(_Record):
     """A learned model: per column pair (source, target) a `PairModel`. `options` are
     the learning options as saved (plain data: loading a model needs no learner)."""
 
+    FIELDS: ClassVar[tuple[str, ...]] = ("columns", "features", "options", "alphabet", "pairs", "name", "rows")
     columns: tuple[str, ...]
     features: dict[str, dict[str, bool]]
     options: dict[str, Any]
     alphabet: tuple[Token, ...]
     pairs: dict[tuple[int, int], PairModel]
-    name: str = ""
+    name: str
     # The rows learned from (cells None where unknown), for `report` and `training_pairs`;
     # empty for a model saved without them.
-    rows: tuple[tuple[Word | None, ...], ...] = ()
+    rows: tuple[tuple[Word | None, ...], ...]
+
+    def __init__(
+        self, columns: tuple[str, ...], features: dict[str, dict[str, bool]], options: dict[str, Any],
+        alphabet: tuple[Token, ...], pairs: dict[tuple[int, int], PairModel], name: str = "",
+        rows: tuple[tuple[Word | None, ...], ...] = (),
+    ) -> None:
+        self._set(columns=columns, features=features, options=options, alphabet=alphabet, pairs=pairs, name=name,
+                  rows=rows)
 
     def training_pairs(self, pm: PairModel) -> list[tuple[Word, Word]]:
         """The (source, target) words a column pair was learned from (none if not kept)."""

@@ -73,8 +73,9 @@ FORMAT_NAME = "fstsynth-model"
 #: 4: the layout of 3; its programs may hold SetFeatures, Agree and tier tests that count
 #: the position itself, which a reader of version 3 would misread (an inclusive tier
 #: test as a plain one), so it refuses them as newer. 5: a pair may have no transducers
-#: (`unbuilt`), which a reader of version 4 would call damaged rather than newer.
-FORMAT_VERSION = 5
+#: (`unbuilt`), which a reader of version 4 would call damaged rather than newer. 6: the
+#: tables' steps in compact form (`fstsynth.table_format.PassTables`).
+FORMAT_VERSION = 6
 MODEL_JSON = "model.json"
 MODEL_FAR = "model.far"
 MODEL_TABLES = "tables.npz"
@@ -529,7 +530,7 @@ def _v3_pair(
     )
     assert arrays is not None
     try:
-        tables = Tables.from_arrays(tokens, arrays, count, prefix)
+        tables = Tables.from_arrays(tokens, arrays, count, prefix, compact=version >= 6)
     except TablesError as exc:
         raise Error(f"{tables_path}: {exc}") from None
     return keys, tables, reason

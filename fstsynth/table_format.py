@@ -4,7 +4,8 @@ their validation.
 Public API:
     UNK, CONSTANT, OFFSET, Error, PassTables, NumpyPass, CheckedPass
     lowest_rule(mask, rules), lowest_rules(np, masks, rules)
-    pass_arrays(passes, prefix) -> dict[str, Array], passes_from_arrays(arrays, count, prefix)
+    pass_arrays(passes, prefix) -> dict[str, Array], passes_from_arrays(arrays, count, prefix, compact=True)
+    identity_steps(next_array), COMPACT_FIELDS
     compiled_fields(passes) -> list[dict]
 
 Each pass is a bimachine (`fstsynth.bimachine`): a right automaton read right to left,
@@ -48,14 +49,23 @@ class Error(UserError):
 class PassTables(NamedTuple):
     """One pass as arrays (`fstsynth.arrays.Array`: int32 unless said; masks uint64
     words, rule r in bit r % 64 of word r // 64; see `fstsynth.bimachine.PassMachine`,
-    which documents every field)."""
+    which documents every field).
+
+    Each automaton's steps are kept compact: from state s on class c to
+    `next[row[s], column[c]]`, `next` holding the distinct rows of steps over groups
+    of classes the automaton reads alike (tables before format version 6 are one row
+    per state and one column per class: `identity_steps`)."""
 
     rules: int
     symbol_class: Array
     left_next: Array
+    left_row: Array
+    left_column: Array
     left_start: int
     left_mask: Array
     right_next: Array
+    right_row: Array
+    right_column: Array
     right_start: int
     right_mask: Array
     class_mask: Array
@@ -69,6 +79,15 @@ class PassTables(NamedTuple):
     def tags(self) -> int:
         return self.symbol_class.shape[0] if self.symbol_class.shape else 0
 
+    @property
+    def lefts(self) -> int:
+        """The left automaton's states."""
+        return self.left_row.shape[0] if self.left_row.shape else 0
+
+    @property
+    def rights(self) -> int:
+        return self.right_row.shape[0] if self.right_row.shape else 0
+
     def numpy(self) -> "NumpyPass":
         """The same arrays as numpy views."""
         return NumpyPass._make(value.numpy() if isinstance(value, Array) else value for value in self)
@@ -80,9 +99,13 @@ class NumpyPass(NamedTuple):
     rules: int
     symbol_class: "np.ndarray"
     left_next: "np.ndarray"
+    left_row: "np.ndarray"
+    left_column: "np.ndarray"
     left_start: int
     left_mask: "np.ndarray"
     right_next: "np.ndarray"
+    right_row: "np.ndarray"
+    right_column: "np.ndarray"
     right_start: int
     right_mask: "np.ndarray"
     class_mask: "np.ndarray"
@@ -91,6 +114,14 @@ class NumpyPass(NamedTuple):
     template_kind: "np.ndarray"
     template_value: "np.ndarray"
     out_tag: "np.ndarray"
+
+    def left_table(self) -> "np.ndarray":
+        """The left automaton as one table, `[state, class]` (lefts x classes: what the
+        compact form avoids keeping; for the numpy walker and the transducers)."""
+        return self.left_next[self.left_row][:, self.left_column]
+
+    def right_table(self) -> "np.ndarray":
+        return self.right_next[self.right_row][:, self.right_column]
 
 
 #: Element type of each array field (the others are int32).
@@ -122,19 +153,21 @@ def lowest_rules(np: Any, masks: "np.ndarray", rules: int) -> "np.ndarray":
     return out.reshape(masks.shape[:-1])
 
 
-def _to_int(row: Sequence[int]) -> int:
-    """A mask's uint64 words as one Python int."""
-    if len(row) == 1:
-        return row[0]
-    return sum(int(word) << (64 * w) for w, word in enumerate(row))
+def _mask_ints(a: Array, words: int) -> list[int]:
+    """Each row of uint64 mask words as one Python int: word w holds bits 64w.., so
+    a row's little-endian bytes are the int's (one C call a row)."""
+    step, data, from_bytes = 8 * words, a.data, int.from_bytes
+    return [from_bytes(data[k : k + step], "little") for k in range(0, len(data), step)]
 
 
 class CheckedPass:
     """A pass's tables as Python lists and ints, checked for shape and range (what the
     reference walker reads: `fstsynth.word_walker.walk_word`). Masks are Python ints."""
 
-    left_next: list[list[int]]
+    left_next: list[list[int]]  # per state, its (shared) row: state = left_next[state][left_column[c]]
     right_next: list[list[int]]
+    left_column: list[int]
+    right_column: list[int]
     left_mask: list[int]
     right_mask: list[int]
     left_start: int
@@ -156,22 +189,39 @@ class CheckedPass:
                 need(min(flat) >= 0 and max(flat) < bound, what)
             return [flat[k : k + width] for k in range(0, len(flat), width)]
 
+        def vector(a: Array, length: int, what: str, bound: int) -> list[int]:
+            """The values of a 1-d array `length` long, each below `bound`."""
+            need(a.shape == (length,), what)
+            flat = a.flat()
+            need(min(flat) >= 0 and max(flat) < bound, what)
+            return flat
+
         classes = t.class_mask.shape[0] if len(t.class_mask.shape) == 2 else 0
         need(classes >= 1, "class masks")
-        self.class_mask = [_to_int(row) for row in rows(t.class_mask, words, "class masks")]
+        need(len(t.class_mask.shape) == 2 and t.class_mask.shape[1] == words, "class masks")
+        self.class_mask = _mask_ints(t.class_mask, words)
         self.symbol_class = rows(t.symbol_class, tokens, "symbol classes", classes)
         for name in ("left", "right"):
             nxt_array, mask_array = getattr(t, f"{name}_next"), getattr(t, f"{name}_mask")
-            states = nxt_array.shape[0] if nxt_array.shape else 0
-            nxt = rows(nxt_array, classes, f"{name} automaton", states)
-            masks = rows(mask_array, words, f"{name} masks")
+            row_array, column_array = getattr(t, f"{name}_row"), getattr(t, f"{name}_column")
+            states = row_array.shape[0] if len(row_array.shape) == 1 else 0
+            groups = nxt_array.shape[1] if len(nxt_array.shape) == 2 else 0
+            need(states >= 1 and groups >= 1, f"{name} automaton")
+            nxt = rows(nxt_array, groups, f"{name} automaton", states)
+            row_of = vector(row_array, states, f"{name} automaton", len(nxt))
+            column_of = vector(column_array, classes, f"{name} automaton", groups)
+            need(len(mask_array.shape) == 2 and mask_array.shape[1] == words, f"{name} masks")
+            masks = _mask_ints(mask_array, words)
             start = getattr(t, f"{name}_start")
-            need(len(masks) == len(nxt) and 0 <= start < len(nxt), f"{name} states")
-            setattr(self, f"{name}_next", nxt)
-            setattr(self, f"{name}_mask", [_to_int(row) for row in masks])
+            need(len(masks) == states and 0 <= start < states, f"{name} states")
+            # One list per state, the rows it shares: a step is two list lookups, as
+            # with a full table, but only the distinct rows are made.
+            setattr(self, f"{name}_next", [nxt[r] for r in row_of])
+            setattr(self, f"{name}_column", column_of)
+            setattr(self, f"{name}_mask", masks)
             setattr(self, f"{name}_start", start)
         need(t.start_mask.shape == (words,), "start mask")
-        self.start_mask = _to_int(t.start_mask.tolist())
+        self.start_mask = _mask_ints(t.start_mask, words)[0]
         self.looks_right = len(self.right_next) > 1
         count = 2 * (t.rules + 1)
         starts = t.template_start.tolist()
@@ -200,13 +250,30 @@ def pass_arrays(passes: Sequence[PassTables], prefix: str = "") -> dict[str, Arr
     return out
 
 
-def passes_from_arrays(arrays: Mapping[str, Array], count: int, prefix: str = "") -> list[PassTables]:
-    """The passes saved by `pass_arrays` (`count` of them); Error if an array is
-    missing or of the wrong type or shape (ranges: `CheckedPass`)."""
+#: The fields tables before format version 6 lack: their steps are one row per state
+#: and one column per class (`identity_steps`).
+COMPACT_FIELDS = ("left_row", "left_column", "right_row", "right_column")
+
+
+def identity_steps(next_array: Array) -> tuple[Array, Array]:
+    """The row of each state and the column of each class of a full step table
+    (`[state, class]`, as before format version 6): each its own."""
+    states, classes = next_array.shape if len(next_array.shape) == 2 else (0, 0)
+    return Array.range(states), Array.range(classes)
+
+
+def passes_from_arrays(
+    arrays: Mapping[str, Array], count: int, prefix: str = "", compact: bool = True
+) -> list[PassTables]:
+    """The passes saved by `pass_arrays` (`count` of them; `compact`: with the steps'
+    rows and columns, format version 6 on); Error if an array is missing or of the
+    wrong type or shape (ranges: `CheckedPass`)."""
     passes = []
     for k in range(1, count + 1):
         values: dict[str, Any] = {}
         for name in PassTables._fields:
+            if not compact and name in COMPACT_FIELDS:
+                continue
             key = f"{prefix}pass{k}.{name}"
             if key not in arrays:
                 raise Error(f"damaged tables: no array {key!r}")
@@ -220,8 +287,16 @@ def passes_from_arrays(arrays: Mapping[str, Array], count: int, prefix: str = ""
                 values[name] = value.tolist()
             else:
                 values[name] = value
+        if not compact:
+            for side in ("left", "right"):
+                values[f"{side}_row"], values[f"{side}_column"] = identity_steps(values[f"{side}_next"])
         passes.append(PassTables(**values))
     return passes
+
+
+def _step_sizes(side: str, next_array: Array) -> dict[str, int]:
+    rows, groups = next_array.shape if len(next_array.shape) == 2 else (0, 0)
+    return {f"{side}_rows": rows, f"{side}_groups": groups}
 
 
 def compiled_fields(passes: Sequence[PassTables]) -> list[dict[str, int | bytes]] | None:
@@ -236,8 +311,8 @@ def compiled_fields(passes: Sequence[PassTables]) -> list[dict[str, int | bytes]
         out.append({
             **{name: a.data for name, a in arrays.items()},
             "rules": p.rules, "left_start": p.left_start, "right_start": p.right_start,
-            "tags": p.tags, "classes": p.class_mask.shape[0], "lefts": p.left_next.shape[0],
-            "rights": p.right_next.shape[0],
+            "tags": p.tags, "classes": p.class_mask.shape[0], "lefts": p.lefts, "rights": p.rights,
+            **_step_sizes("left", p.left_next), **_step_sizes("right", p.right_next),
             "next_tags": passes[k + 1].tags if k + 1 < len(passes) else 1,
         })
     return out

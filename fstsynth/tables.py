@@ -4,7 +4,7 @@ Public API:
     Tables(tokens, passes), Tables.apply(word) -> Word,
     Tables.apply_many(words, walker=None) -> list[Word], Tables.outputs(words, walker=None) -> Outputs,
     Tables.walk_ids(tok, starts) -> (tok, starts), Tables.compiled(seen) -> fstsynth._walk.Walker | None
-    Tables.arrays(prefix) -> dict[str, Array], Tables.from_arrays(tokens, arrays, count, prefix)
+    Tables.arrays(prefix) -> dict[str, Array], Tables.from_arrays(tokens, arrays, count, prefix, compact=True)
     Outputs, WALKERS, SMALL_BATCH
     (and, from `fstsynth.table_format`: UNK, CONSTANT, OFFSET, Error, PassTables, NumpyPass, lowest_rules)
 
@@ -254,11 +254,13 @@ class Tables:
 
     @classmethod
     def from_arrays(
-        cls, tokens: Sequence[Token], arrays: Mapping[str, Array], count: int, prefix: str = ""
+        cls, tokens: Sequence[Token], arrays: Mapping[str, Array], count: int, prefix: str = "",
+        compact: bool = True,
     ) -> "Tables":
-        """The tables saved by `arrays` (with `count` passes); Error if any is missing,
-        of the wrong type or shape, or out of range."""
-        return cls(tokens, passes_from_arrays(arrays, count, prefix))
+        """The tables saved by `arrays` (with `count` passes; `compact`: their steps in
+        the compact form of format version 6 on); Error if any is missing, of the
+        wrong type or shape, or out of range."""
+        return cls(tokens, passes_from_arrays(arrays, count, prefix, compact))
 
 
 #: The compiled walker's source, where a checkout has it (an installed package does not).

@@ -26,10 +26,10 @@ def walk_word(p: CheckedPass, ids: list[int], tags: list[int]) -> tuple[list[int
     rho = [p.right_start] * n
     state = p.right_start
     if p.looks_right:
-        right_next = p.right_next
+        right_next, right_column = p.right_next, p.right_column
         for at in range(n - 1, -1, -1):
             rho[at] = state
-            state = right_next[state][cls[at]]
+            state = right_next[state][right_column[cls[at]]]
     out_ids: list[int] = []
     out_tags: list[int] = []
     templates, out_tag = p.templates, p.out_tag
@@ -37,14 +37,14 @@ def walk_word(p: CheckedPass, ids: list[int], tags: list[int]) -> tuple[list[int
     decision = lowest_rule(p.left_mask[left] & p.start_mask & right_mask[state], rules)
     _write(templates[rules + 1 + decision], -1, ids, out_ids)
     out_tags.extend([out_tag[decision]] * len(out_ids))
-    left_next, left_mask, class_mask = p.left_next, p.left_mask, p.class_mask
+    left_next, left_column, left_mask, class_mask = p.left_next, p.left_column, p.left_mask, p.class_mask
     for at in range(n):
         c = cls[at]
         decision = lowest_rule(left_mask[left] & class_mask[c] & right_mask[rho[at]], rules)
         items = templates[decision]
         _write(items, at, ids, out_ids)
         out_tags.extend([out_tag[decision]] * len(items))
-        left = left_next[left][c]
+        left = left_next[left][left_column[c]]
     return out_ids, out_tags
 
 

@@ -178,7 +178,10 @@ def test_the_processes_share_the_blocks_of_a_file(plural_model, tmp_path, jobs):
         got = [applied.data for applied in map_file(handle.fileno(), make, jobs, encoding="utf-8",
                                                      block_bytes=1000, shares=shares)]
     assert b"".join(got) == expected
-    assert sum(shares.blocks) == len(got) == -(-len(data) // 1000)
+    # 26 blocks of 1,000 bytes, the last `jobs` of them made as 4 * jobs smaller ones
+    # (TAIL_SPLIT: the processes end at most a small block apart).
+    assert len(data) == 26_000
+    assert sum(shares.blocks) == len(got) == 26 - jobs + 4 * jobs
     # (Each worker is sent blocks at once; the command's process makes those it would
     # otherwise wait for, how many depends on the machine's load.)
     assert len(shares.blocks) == len(shares.cpu) == jobs and min(shares.blocks[1:]) > 0, str(shares)

@@ -10,7 +10,7 @@ import pytest
 
 from fstsynth.dsl import Identity, IsToken, Predicate, Rule
 from fstsynth.synthesis.atoms import AtomIndex
-from fstsynth.synthesis.bitsets import bit_indices, bits, column_bits
+from fstsynth.synthesis.bitsets import bit_indices, bits, column_bits, maximal_rows
 from fstsynth.synthesis.candidates import Positives
 from fstsynth.synthesis.exceptions import Exceptions, slots_of
 from fstsynth.synthesis.options import Options
@@ -224,3 +224,28 @@ def test_the_random_danger_tables_reach_cut_searches_of_three_atoms():
     # Else the comparison above would not reach the depth-3 search nor its cut.
     seen = {_least_against_enumeration(seed) for seed in range(60)}
     assert {(3, True), (3, False), (2, False), (1, True), (0, True)} <= seen
+
+
+def _maximal_by_enumeration(table: np.ndarray) -> list[int]:
+    """The rows no other row holds every true cell of (of equal rows, the first)."""
+    cells = [set(np.flatnonzero(row)) for row in table]
+    return [i for i, row in enumerate(cells)
+            if not any(j != i and row <= other and (row < other or j < i) for j, other in enumerate(cells))]
+
+
+@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("block", [1, 3, 256])
+def test_maximal_rows_match_an_enumeration(seed, block):
+    # Repeated rows and rows within others (drawn from a few, then thinned), narrow and
+    # past one 64-bit word; blocks of 1 and 3 rows cross block edges.
+    rng = np.random.default_rng(seed)
+    width = int(rng.choice([1, 6, 70]))
+    bases = rng.random((int(rng.integers(1, 6)), width)) < 0.6
+    table = bases[rng.integers(0, len(bases), int(rng.integers(1, 30)))]
+    table = table & (rng.random(table.shape) < rng.choice([0.8, 1.0]))
+    kept = maximal_rows(table.astype(np.uint8), block)
+    assert list(kept) == _maximal_by_enumeration(table)
+    # What the search relies on: a set of columns lies within some row exactly when
+    # it lies within a kept one.
+    for columns in combinations(range(min(width, 6)), 2):
+        assert table[:, columns].all(axis=1).any() == table[kept][:, columns].all(axis=1).any()

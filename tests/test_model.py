@@ -39,7 +39,7 @@ def test_save_load_round_trip(paradigm_model):
 def test_model_json_is_versioned_and_readable(paradigm_model):
     _, model, directory = paradigm_model
     doc = json.loads((directory / MODEL_JSON).read_text(encoding="utf-8"))
-    assert doc["format"] == "fstsynth-model" and doc["version"] == 5
+    assert doc["format"] == "fstsynth-model" and doc["version"] == 6
     assert len(doc["pairs"]) == len(model.pairs)
     for name in (MODEL_FAR, MODEL_TABLES, "symbols.txt"):
         assert doc["files"][name] == hashlib.sha256((directory / name).read_bytes()).hexdigest()
@@ -146,7 +146,7 @@ def test_an_older_model_saved_again_is_the_current_version(paradigm_model, tmp_p
     _old_model(model, tmp_path / "old", 2)
     save_model(load_model(tmp_path / "old"), tmp_path / "new")
     doc = json.loads((tmp_path / "new" / MODEL_JSON).read_text(encoding="utf-8"))
-    assert doc["version"] == 5
+    assert doc["version"] == 6
     again = load_model(tmp_path / "new")
     for key, pm in model.pairs.items():
         words = problem.known_words(pm.source)
@@ -195,3 +195,34 @@ def test_choosing_a_pair(paradigm_model):
         model.pair()
     with pytest.raises(Error, match="no column named 'nope'"):
         model.pair("nope", None)
+
+
+def test_model_records_are_immutable_and_replace_gives_a_changed_copy(tmp_path):
+    from fstsynth.model import Model, PairModel
+
+    model = Model(("a", "b"), {}, {}, ("x",), {}, name="m")
+    with pytest.raises(AttributeError, match="immutable"):
+        model.name = "other"  # type: ignore[misc]
+    other = model.replace(name="other")
+    assert (other.name, model.name, other.columns, other.rows) == ("other", "m", ("a", "b"), ())
+    with pytest.raises(TypeError, match="no field nme"):
+        model.replace(nme="x")
+    assert "name='m'" in repr(model)
+    assert PairModel.FIELDS[:8] == ("source", "target", "program_or_stored", "cost", "train_correct",
+                                    "train_total", "tables", "stages")
+
+
+def test_each_record_lists_exactly_its_annotated_fields():
+    # FIELDS drives replace() and repr(): a field annotated but not listed would be
+    # dropped by replace(), one listed but not annotated is a typo.
+    from fstsynth import api, cluster
+    from fstsynth.model import Model, PairModel
+
+    for record in (PairModel, Model, api.Model, cluster.ShippedModel):
+        annotated = [
+            name
+            for cls in reversed(record.__mro__)
+            for name, kind in vars(cls).get("__annotations__", {}).items()
+            if not str(kind).startswith("ClassVar")
+        ]
+        assert list(record.FIELDS) == annotated, record

@@ -81,19 +81,15 @@ def test_the_page_counts_the_words_a_rule_fires_in_and_says_how_many_it_shows(pl
 
 
 def test_the_cross_validation_figure_says_what_it_is(plural):
-    import dataclasses
-
     model = load_model(plural)
-    pm = dataclasses.replace(model.pair(), held_out=0.9)
+    pm = model.pair().replace(held_out=0.9)
     text = report_html(model, pairs=[pm])
     assert "training rows predicted in cross-validation (each by a program learned without it)" in text
     assert "held-out rows predicted" not in text
 
 
 def test_report_of_a_model_without_training_words(plural, tmp_path):
-    import dataclasses
-
-    model = dataclasses.replace(load_model(plural), rows=())  # a Model is frozen
+    model = load_model(plural).replace(rows=())  # a Model is frozen
     bare = tmp_path / "bare"
     save_model(model, bare)
     out = tmp_path / "r.html"

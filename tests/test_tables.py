@@ -16,6 +16,7 @@ from fstsynth.bimachine import program_tables, program_tokens
 from fstsynth.dsl import IsToken, Pass, Program, ReplaceBy, Rule, TierIs, CopyReplace, Insert
 from fstsynth.interpreter import run
 from fstsynth.random_programs import ALPHABET, FEATURES, random_program, random_word
+from fstsynth.table_format import compiled_fields
 from fstsynth.tables import LONG_WORD, SMALL_BATCH, UNK, Error, Tables
 from backends import BACKENDS, run_many
 from programs import ALPHABET as EDGE_ALPHABET
@@ -96,7 +97,9 @@ def test_saved_arrays_round_trip_and_damage_is_refused(tmp_path):
         changed[key] = Array.of(values)
         return changed
 
-    for key in [k for k in arrays if k.endswith((".left_next", ".right_next", ".symbol_class", ".out_tag"))]:
+    ranged = (".left_next", ".right_next", ".left_row", ".right_row", ".left_column", ".right_column",
+              ".symbol_class", ".out_tag")
+    for key in [k for k in arrays if k.endswith(ranged)]:
         with pytest.raises(Error):
             Tables.from_arrays(tables.tokens, broken(key, np.full(arrays[key].shape, 10**6, np.int32)), 2, "p.")
     key = next(k for k in arrays if k.endswith(".template_kind"))
@@ -108,6 +111,42 @@ def test_saved_arrays_round_trip_and_damage_is_refused(tmp_path):
     first = next(k for k in arrays if k.endswith(".left_mask"))
     with pytest.raises(Error, match="not <u8"):
         Tables.from_arrays(tables.tokens, broken(first, arrays[first].numpy().astype(np.int32)), 2, "p.")
+
+
+def test_the_steps_are_kept_as_distinct_rows_over_distinct_columns():
+    """Each automaton's steps in compact form: no two rows and no two columns of
+    `next` equal (else they would be one), and expanded, the full table."""
+    compacted = 0
+    for seed in range(6):
+        program = random_program(random.Random(seed), passes=2, max_rules=6, tiers=True)
+        for p in program_tables(program, ALPHABET, FEATURES).passes:
+            t = p.numpy()
+            for side in ("left", "right"):
+                nxt, row, column = (getattr(t, f"{side}_{name}") for name in ("next", "row", "column"))
+                assert len(np.unique(nxt, axis=0)) == nxt.shape[0]
+                assert np.unique(nxt, axis=1).shape[1] == nxt.shape[1]
+                assert sorted(set(row.tolist())) == list(range(nxt.shape[0]))
+                assert sorted(set(column.tolist())) == list(range(nxt.shape[1]))
+                full = t.left_table() if side == "left" else t.right_table()
+                assert full.shape == (len(row), len(column))
+                assert (full == nxt[row][:, column]).all()
+                compacted += nxt.size < full.size
+    assert compacted  # (some automaton of these programs is smaller compact)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_numpy_walker_steps_through_the_compact_form_of_large_tables(seed, monkeypatch):
+    """With every automaton counted as too large to expand, numpy's walker steps
+    through the compact form and decides from the masks: what the reference gives."""
+    from fstsynth import batch_walker
+
+    monkeypatch.setattr(batch_walker, "EXPANDED_STEPS_MAX", 0)
+    rng = random.Random(seed)
+    program = random_program(rng, passes=1 + seed % 3, max_rules=5 + seed % 4 * 10, tiers=seed % 2 == 0)
+    tables = program_tables(program, ALPHABET[:-2], FEATURES)
+    words = [random_word(rng, ALPHABET, 0, 9) for _ in range(100)] + [()]
+    assert all(b.compact is not None for b in tables._numpy[2])
+    assert tables.apply_many(words, "numpy") == [tables.apply(w) for w in words], str(program)
 
 
 def test_npz_reader_refuses_what_is_not_integer_arrays(tmp_path):
@@ -192,12 +231,18 @@ def test_the_compiled_walker_agrees_with_the_python_walker(seed):
     words = [w for w in words if not (len(w) == 1 and unseen(w))]
     expected = [tables.apply(w) for w in words]
     data = "".join(" ".join(w) + "\n" for w in words).encode()
-    for sep in (" ", "", "+-"):
-        printed, fix = walker.apply_block(data, sep.encode())
-        assert printed.decode().split("\n")[:-1] == [sep.join(out) for out in expected], str(program)
-        assert fix == [k for k, w in enumerate(words) if unseen(w)]
-    for word in alone:
-        assert walker.apply_block(f"{word[0]}\n".encode(), b" ") is None
+    # The same walker stepping through the compact form (small tables are expanded).
+    from fstsynth import _walk
+
+    compact = _walk.Walker([t.encode("utf-8") for t in tables.tokens], tables.unk,
+                           bytes(t != UNK for t in tables.tokens), compiled_fields(tables.passes), full_steps_max=0)
+    for each in (walker, compact):
+        for sep in (" ", "", "+-"):
+            printed, fix = each.apply_block(data, sep.encode())
+            assert printed.decode().split("\n")[:-1] == [sep.join(out) for out in expected], str(program)
+            assert fix == [k for k, w in enumerate(words) if unseen(w)]
+        for word in alone:
+            assert each.apply_block(f"{word[0]}\n".encode(), b" ") is None
 
 
 def test_a_compiled_walker_older_than_its_source_is_not_used(tmp_path, monkeypatch):
@@ -245,13 +290,24 @@ def test_the_compiled_walker_refuses_damaged_tables_as_the_python_walker_does():
     # Arrays of the wrong size are refused when the walker is made.
     from fstsynth import _walk
 
-    passes = [{"rules": 1, "tags": 1, "classes": 1, "lefts": 1, "rights": 1, "left_start": 0, "right_start": 0,
-               "next_tags": 1, **{name: b"" for name in ("symbol_class", "left_next", "right_next", "left_mask",
-                                                          "right_mask", "class_mask", "start_mask",
-                                                          "template_start", "template_kind", "template_value",
-                                                          "out_tag")}}]
+    sizes = ("rules", "tags", "classes", "lefts", "rights", "left_rows", "left_groups", "right_rows",
+             "right_groups", "next_tags")
+    passes = [{**{name: 1 for name in sizes}, "left_start": 0, "right_start": 0,
+               **{name: b"" for name in ("symbol_class", "left_next", "left_row", "left_column", "right_next",
+                                         "right_row", "right_column", "left_mask", "right_mask", "class_mask",
+                                         "start_mask", "template_start", "template_kind", "template_value",
+                                         "out_tag")}}]
     with pytest.raises(ValueError, match="damaged tables"):
         _walk.Walker([b"a", b"<unk>"], 1, b"\x01\x00", passes)
+    # Steps, rows or columns out of range, in the compact form and expanded alike.
+    tokens = [t.encode("utf-8") for t in tables.tokens]
+    seen = b"\x01" * len(tokens)
+    for name in ("left_next", "left_row", "left_column", "right_next", "right_row", "right_column"):
+        fields = compiled_fields(tables.passes)
+        assert fields is not None
+        fields[0][name] = np.full(len(fields[0][name]) // 4, 10**6, "<i4").tobytes()
+        with pytest.raises(ValueError, match="damaged tables: automaton"):
+            _walk.Walker(tokens, tables.unk, seen, fields)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

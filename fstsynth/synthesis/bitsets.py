@@ -1,7 +1,7 @@
 """Bitsets over examples, as Python ints (bit k: example k).
 
 Public API:
-    bits(indices), lowest_bit(bits), bit_indices(bits), column_bits(table), LongSet
+    bits(indices), lowest_bit(bits), bit_indices(bits), column_bits(table), maximal_rows(table), LongSet
 
 "Where does this rule fire, and is it right there" is then a few AND/popcount
 operations on ints, done in C.
@@ -46,6 +46,33 @@ def column_bits(table: np.ndarray) -> list[int]:
     """Each column of a 0/1 table as a bitset over its rows (row k is bit k)."""
     packed = np.ascontiguousarray(np.packbits(table, axis=0, bitorder="little").T)
     return [int.from_bytes(row.tobytes(), "little") for row in packed]
+
+
+def maximal_rows(table: np.ndarray, block: int = 256) -> np.ndarray:
+    """Indices (ascending) of the rows of a 0/1 table that no other row holds every
+    true cell of: of equal rows, the first. A set of columns lies within some row
+    exactly when it lies within one of these.
+
+    Rows are taken by count of true cells, most first: a row can only lie within one
+    taken before it, and, if it does, within a kept one. Each block of rows is tested
+    against the kept rows and its own earlier rows by a product (common cells: a row
+    lies within another where they share all of its cells)."""
+    sizes = table.sum(axis=1, dtype=np.int64)  # signed: negated below
+    order = np.argsort(-sizes, kind="stable")
+    rows = table[order].astype(np.float32)
+    sizes = sizes[order]
+    kept: list[np.ndarray] = []
+    kept_rows = np.zeros((0, table.shape[1]), dtype=np.float32)
+    for start in range(0, len(rows), block):
+        part = rows[start : start + block]
+        full = sizes[start : start + block, None]
+        within = np.tril(part @ part.T == full, -1).any(axis=1)
+        if len(kept_rows):
+            within |= (part @ kept_rows.T == full).any(axis=1)
+        new = np.flatnonzero(~within)
+        kept.append(start + new)
+        kept_rows = np.vstack([kept_rows, part[new]])
+    return np.sort(order[np.concatenate(kept)]) if kept else np.zeros(0, dtype=np.intp)
 
 
 _LOW_BITS = (1 << 64) - 1

@@ -28,7 +28,7 @@ import numpy as np
 
 from fstsynth.dsl import Identity, Rule
 from fstsynth.synthesis.atoms import AtomIndex
-from fstsynth.synthesis.bitsets import bit_indices, lowest_bit
+from fstsynth.synthesis.bitsets import bit_indices, lowest_bit, maximal_rows
 from fstsynth.synthesis.candidates import Candidate, Positives
 from fstsynth.synthesis.options import Options
 from fstsynth.synthesis.ranking import predicate_cost, rule_cost, transformation_cost
@@ -378,6 +378,10 @@ class Exceptions:
         safe = np.flatnonzero(~on_danger.any(axis=0))
         if len(safe) or self.depth == 1:
             return safe.reshape(-1, 1), True
+        # A conjunction holds on some danger row exactly when it holds on a row that no
+        # other row holds every atom of: only those rows count (a German anchor of
+        # 1,000 rows: 200 to 700 of 2,000 to 2,800 distinct rows).
+        on_danger = on_danger[maximal_rows(on_danger)]
         # An atom true on every danger row (of those left by a prefix) is in no
         # conjunction of the least size: without it the rest would avoid danger too.
         useful = np.flatnonzero(~on_danger.all(axis=0))
@@ -387,6 +391,7 @@ class Exceptions:
         useful = useful[np.argsort(costs[useful], kind="stable")]
         on_danger = on_danger[:, useful]
         width = len(useful)
+        above_diagonal = np.triu(np.ones((width, width), dtype=bool), 1)  # each pair once
         for depth in range(2, self.depth + 1):
             found: list[np.ndarray] = []
             room = self.CONJUNCTIONS_AT_MOST
@@ -397,7 +402,8 @@ class Exceptions:
                 if len(rest) < 2:
                     continue
                 block = held[:, rest].astype(np.float32)
-                pairs = rest[np.argwhere(np.triu((block.T @ block) == 0, 1))[: room + 1]]
+                apart = (block.T @ block == 0) & above_diagonal[: len(rest), : len(rest)]
+                pairs = rest[np.argwhere(apart)[: room + 1]]
                 if len(pairs) > room:
                     found.append(useful[np.hstack([np.broadcast_to(np.array(prefix, dtype=np.int64),
                                                                    (room, len(prefix))), pairs[:room]])]
