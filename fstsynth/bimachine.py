@@ -48,7 +48,7 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -166,6 +166,11 @@ class SideNext(NamedTuple):
     column: np.ndarray
 
 
+#: Cells (frontier states x symbols x state components) one step of the breadth-first
+#: walk builds at once: bounds its memory (32 MB) whatever the side's size.
+STEP_BLOCK_CELLS = 4_000_000
+
+
 def _side_automaton(
     side: Side,
     cells: Cells,
@@ -176,126 +181,178 @@ def _side_automaton(
     """The deterministic automaton of one side, minimized: (its steps, start state,
     mask per state, copied token per state and copy offset).
 
-    A state holds, per offset j+1 on this side, the signatures at offsets j+1, j+2, ...
-    of the symbol there (so that it can move one step further), and per tier the
-    signatures of the nearest tier tokens (None: fewer tokens than tested). Reading a
-    symbol shifts it in at offset 1.
+    A state holds what the symbols already read decide about this position and the
+    ones to come, as masks: per distance t = 0 .. width-1, the rules whose tests hold
+    on the cells read, once the state has moved t more steps (`ahead[t]`; a symbol
+    read shifts in at offset 1: `ahead'[t] = cell_mask(t, symbol) & ahead[t + 1]`);
+    per tier and rank q the same for the tier tokens read (they shift a rank on each
+    tier token); and the tokens copies read. The mask of a state is what lies ahead at
+    distance 0, on the cells and on every tier. This is all a window of the cells'
+    signatures determines that a test reads, so states that such a window tells apart
+    for nothing are never built (a German spelling pass has the product of the
+    signatures of every offset); minimization (Moore) then merges what only later
+    steps tell apart. States are numbered in the order a breadth-first walk over the
+    symbols finds them, a block of states at a time with numpy.
     """
     width = side.width
     tier_names = sorted(side.tier_feats)
-
-    def signatures(v: int) -> tuple:
-        sig = tuple(tuple(cells.value(a, v) for a in side.atoms[j]) for j in range(width))
-        tier_sigs = []
-        for tier in tier_names:
-            on = cells.has(v, tier)
-            tier_sigs.append((on, tuple(tuple(cells.has(v, f) for f in feats) for feats in side.tier_feats[tier])))
-        return sig, tuple(tier_sigs)
-
-    # Classes this side reads alike move it alike: steps are taken per distinct
-    # signature (numbered in order of first class, so states are found in the order a
-    # walk over the classes finds them) and spread to the classes.
-    sig_ids: dict[tuple, int] = {}
-    class_sig = np.array([sig_ids.setdefault(signatures(rep), len(sig_ids)) for rep in classes], dtype=np.int64)
-    distinct_sigs = list(sig_ids)
-    boundary_sig, _ = signatures(BOUNDARY_CELL)
-    start = (
-        tuple(boundary_sig[j:] for j in range(width)),
-        tuple((None,) * len(side.tier_feats[tier]) for tier in tier_names),
-    )
-
-    def step(state: tuple, read: tuple) -> tuple:
-        window, memory = state
-        sig, tier_sigs = read
-        new_window = (sig,) + tuple(cell[1:] for cell in window[:-1]) if width else ()
-        new_memory = []
-        for mem, (on, tsig) in zip(memory, tier_sigs):
-            if on:
-                new_memory.append((tsig,) + tuple(None if e is None else e[1:] for e in mem[:-1]))
-            else:
-                new_memory.append(mem)
-        return new_window, tuple(new_memory)
-
-    ids: dict[tuple, int] = {start: 0}
-    states = [start]
-    rows: list[list[int]] = []
-    k = 0
-    while k < len(states):
-        if k % 256 == 0:
-            check_deadline(deadline)
-        row = []
-        for read in distinct_sigs:
-            nxt = step(states[k], read)
-            found = ids.get(nxt)
-            if found is None:
-                found = ids[nxt] = len(states)
-                states.append(nxt)
-            row.append(found)
-        rows.append(row)
-        k += 1
-
-    # Per state: the rules whose tests on this side hold, from per-cell and per-tier
-    # masks (each a function of one signature).
+    ranks = [len(side.tier_feats[tier]) for tier in tier_names]
     every = (1 << rules) - 1
-    cell_masks: list[dict[tuple, int]] = [{} for _ in range(width)]
-    tier_masks: list[list[dict[object, int]]] = [[{} for _ in side.tier_feats[t]] for t in tier_names]
+    copy_at = [abs(offset) - 1 for offset in side.copy_offsets]
+    held = max(copy_at, default=-1) + 1  # tokens kept for copies: offsets 1..held
+    masks = _Masks(every)
 
-    def cell_mask(j: int, sig: tuple) -> int:
-        found = cell_masks[j].get(sig)
-        if found is None:
-            found = every
-            for r, tests in side.cell_tests[j].items():
-                if not all(bool(sig[i]) != neg for i, neg in tests):
-                    found &= ~(1 << r)
-            cell_masks[j][sig] = found
-        return found
-
-    def tier_mask(t: int, q: int, entry: tuple | None) -> int:
-        found = tier_masks[t][q].get(entry)
-        if found is None:
-            found = every
-            tier = tier_names[t]
-            feats = side.tier_feats[tier][q]
-            for r, tests in side.tier_tests[tier].items():
-                for tq, feature, neg in tests:
-                    if tq != q:
-                        continue
-                    if entry is None:
-                        value = feature is BOUNDARY
-                    else:
-                        value = feature is not BOUNDARY and entry[0][feats.index(feature)]
-                    if value == neg:
-                        found &= ~(1 << r)
-            tier_masks[t][q][entry] = found
-        return found
-
-    copy_at = []
-    for offset in side.copy_offsets:
-        j = abs(offset) - 1
-        copy_at.append((j, side.atoms[j].index(("copy",))))
-    masks = []
-    copied = []
-    for window, memory in states:
+    def cell_mask(j: int, v: int) -> int:
+        sig = [cells.value(a, v) for a in side.atoms[j]]
         mask = every
-        for j in range(width):
-            mask &= cell_mask(j, window[j][0])
-        for t, mem in enumerate(memory):
-            for q, entry in enumerate(mem):
-                mask &= tier_mask(t, q, entry)
-        masks.append(mask)
-        copied.append([window[j][0][i] for j, i in copy_at])
-    observed = [(m, tuple(c)) for m, c in zip(masks, copied)]
-    # Per distinct signature: classes that share one are equal columns, which change
-    # neither the minimization nor the result; spread to the classes once minimized.
-    table = np.array(rows, dtype=np.int64).reshape(len(states), len(distinct_sigs))
-    block = _minimize(table, observed)
-    count = int(block.max()) + 1
+        for r, tests in side.cell_tests[j].items():
+            if not all(bool(sig[i]) != neg for i, neg in tests):
+                mask &= ~(1 << r)
+        return mask
+
+    def tier_mask(tier: str, q: int, v: int | None) -> int:
+        """The rules whose tests of the (q+1)-th nearest tier token hold if it is
+        symbol v (None: there are fewer tier tokens)."""
+        mask = every
+        for r, tests in side.tier_tests[tier].items():
+            for tq, feature, neg in tests:
+                if tq == q:
+                    value = feature is BOUNDARY if v is None else feature is not BOUNDARY and cells.has(v, feature)
+                    if value == neg:
+                        mask &= ~(1 << r)
+        return mask
+
+    # A symbol as read: per distance its cell mask; per tier whether it is on the
+    # tier, and its masks per rank; its token, where copies read one. Classes read
+    # alike move the automaton alike: one column each (numbered in order of first
+    # class), spread to the classes once minimized.
+    def reading(v: int) -> tuple[int, ...]:
+        key = [masks.id(cell_mask(j, v)) for j in range(width)]
+        for tier, count in zip(tier_names, ranks):
+            on = cells.has(v, tier)
+            key += [int(on)] + [masks.id(tier_mask(tier, q, v)) if on else 0 for q in range(count)]
+        return tuple(key + [cells.value(("copy",), v)] * min(held, 1))
+
+    read_ids: dict[tuple[int, ...], int] = {}
+    class_read = np.array([read_ids.setdefault(reading(rep), len(read_ids)) for rep in classes], dtype=np.int64)
+    reads = np.array(list(read_ids), dtype=np.int64).reshape(len(read_ids), len(next(iter(read_ids))))
+
+    def ahead_of(per_distance: list[int]) -> list[int]:
+        """Masks per distance as what lies ahead: ahead[t] = the masks from t on."""
+        out, acc = [], every
+        for mask in reversed(per_distance):
+            acc &= mask
+            out.append(masks.id(acc))
+        return out[::-1]
+
+    # State components: ahead[0..width-1], each tier's ranks, the held tokens; read
+    # components: the cell masks, per tier `on` and its masks, the token.
+    start = ahead_of([cell_mask(j, BOUNDARY_CELL) for j in range(width)])
+    tier_at: list[tuple[int, int, int]] = []  # per tier: (its first state component, its `on` read component, ranks)
+    for tier, count in zip(tier_names, ranks):
+        tier_at.append((len(start), width + sum(1 + c for c in ranks[: len(tier_at)]), count))
+        start += ahead_of([tier_mask(tier, q, None) for q in range(count)])
+    held_at = len(start)
+    start += [-1] * held
+    size = len(start)
+
+    def step(states: np.ndarray) -> np.ndarray:
+        """The successor of every state on every read: [state, read, component]."""
+        n, k = len(states), len(reads)
+        out = np.empty((n, k, size), dtype=np.int64)
+        for t in range(width):
+            out[:, :, t] = masks.meet(reads[None, :, t], states[:, None, t + 1]) if t + 1 < width else reads[None, :, t]
+        for first, on_at, count in tier_at:
+            on = reads[None, :, on_at].astype(bool)
+            for q in range(count):
+                shifted = reads[None, :, on_at + 1 + q]
+                if q + 1 < count:
+                    shifted = masks.meet(shifted, states[:, None, first + q + 1])
+                out[:, :, first + q] = np.where(on, shifted, states[:, None, first + q])
+        if held:
+            out[:, :, held_at] = reads[None, :, -1]
+            out[:, :, held_at + 1 :] = states[:, None, held_at : size - 1]
+        return out
+
+    found: list[np.ndarray] = [np.array([start], dtype=np.int64).reshape(1, size)]
+    state_ids: dict[bytes, int] = {found[0][0].tobytes(): 0}
+    rows: list[np.ndarray] = []
+    block = max(1, STEP_BLOCK_CELLS // max(1, len(reads) * size))
+    k = 0  # found[k] is the next array of states to step from
+    while k < len(found):
+        for lo in range(0, len(found[k]), block):
+            check_deadline(deadline)
+            frontier = found[k][lo : lo + block]
+            succ = step(frontier).reshape(len(frontier) * len(reads), size)
+            number, firsts = group_rows(succ)
+            ids = np.empty(len(firsts), dtype=np.int64)
+            fresh = []
+            for g, f in enumerate(firsts):
+                key = succ[f].tobytes()
+                s = state_ids.get(key)
+                if s is None:
+                    s = state_ids[key] = len(state_ids)
+                    fresh.append(f)
+                ids[g] = s
+            rows.append(ids[number].reshape(len(frontier), len(reads)))
+            if fresh:
+                found.append(succ[fresh])
+        k += 1
+    table = np.concatenate(rows)
+    states = np.concatenate(found)
+
+    # Observed in each state: its mask and the tokens copies read.
+    mask_at = ([0] if width else []) + [first for first, _, _ in tier_at]
+    combination, combination_first = group_rows(states[:, mask_at])
+    state_masks = [masks.meet_all(states[f, mask_at].tolist()) for f in combination_first]
+    mask_number: dict[int, int] = {}
+    numbers = np.array([mask_number.setdefault(m, len(mask_number)) for m in state_masks], dtype=np.int64)
+    copied = states[:, [held_at + j for j in copy_at]]
+    observed = np.concatenate([numbers[combination][:, None], copied], axis=1)
+    block_of = _minimize(table, observed)
+    count = int(block_of.max()) + 1
     rep = np.zeros(count, dtype=np.int64)
-    rep[block[::-1]] = np.arange(len(states) - 1, -1, -1)  # the first state of each block
-    next_min = block[table[rep]]  # [state, signature]
-    masks_min = [masks[s] for s in rep.tolist()]
-    copy_min = np.array([copied[s] for s in rep.tolist()], dtype=np.int32).reshape(count, len(copy_at))
-    return _compact(next_min, class_sig), int(block[0]), masks_min, copy_min
+    rep[block_of[::-1]] = np.arange(len(states) - 1, -1, -1)  # the first state of each block
+    next_min = block_of[table[rep]]  # [state, read]
+    masks_min = [state_masks[int(combination[s])] for s in rep.tolist()]
+    copy_min = copied[rep].astype(np.int32).reshape(count, len(copy_at))
+    return _compact(next_min, class_read), int(block_of[0]), masks_min, copy_min
+
+
+class _Masks:
+    """Rule masks (Python ints) numbered as they are met (0: every rule), and their
+    intersections by number, each pair computed once."""
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self.ids: dict[int, int] = {every: 0}
+        self.masks = [every]
+        self._meets: dict[int, int] = {}
+
+    def id(self, mask: int) -> int:
+        found = self.ids.get(mask)
+        if found is None:
+            found = self.ids[mask] = len(self.masks)
+            self.masks.append(mask)
+        return found
+
+    def meet(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The number of masks[a] & masks[b], elementwise (broadcast)."""
+        a, b = np.broadcast_arrays(a, b)
+        pairs, inverse = np.unique((a << 32) | b, return_inverse=True)
+        out = []
+        for pair in pairs.tolist():
+            found = self._meets.get(pair)
+            if found is None:
+                found = self._meets[pair] = self.id(self.masks[pair >> 32] & self.masks[pair & 0xFFFFFFFF])
+            out.append(found)
+        return np.array(out, dtype=np.int64)[inverse.reshape(-1)].reshape(a.shape)
+
+    def meet_all(self, ids: list[int]) -> int:
+        mask = self.every
+        for i in ids:
+            mask &= self.masks[i]
+        return mask
 
 
 def _compact(next_by_sig: np.ndarray, class_sig: np.ndarray) -> SideNext:
@@ -339,12 +396,12 @@ def group_rows(matrix: np.ndarray) -> tuple[np.ndarray, list[int]]:
     return inverse, first
 
 
-def _minimize(nxt: np.ndarray, observed: Sequence[Hashable]) -> np.ndarray:
+def _minimize(nxt: np.ndarray, observed: np.ndarray) -> np.ndarray:
     """Moore's partition refinement: the block of each state, states in one block
-    having the same observation and, for every class, successors in one block."""
-    keys: dict[Hashable, int] = {}
-    block = np.array([keys.setdefault(o, len(keys)) for o in observed], dtype=np.int64)
-    count = len(keys)
+    having the same observation (a row of `observed`) and, for every class,
+    successors in one block."""
+    block, first = group_rows(observed)
+    count = len(first)
     while True:
         block, first = group_rows(np.concatenate([block[:, None], block[nxt]], axis=1))
         if len(first) == count:
