@@ -261,44 +261,59 @@ def _side_automaton(
         n, k = len(states), len(reads)
         out = np.empty((n, k, size), dtype=np.int64)
         for t in range(width):
-            out[:, :, t] = masks.meet(reads[None, :, t], states[:, None, t + 1]) if t + 1 < width else reads[None, :, t]
+            out[:, :, t] = masks.meet(reads[:, t], states[:, t + 1]) if t + 1 < width else reads[None, :, t]
         for first, on_at, count in tier_at:
             on = reads[None, :, on_at].astype(bool)
             for q in range(count):
                 shifted = reads[None, :, on_at + 1 + q]
                 if q + 1 < count:
-                    shifted = masks.meet(shifted, states[:, None, first + q + 1])
+                    shifted = masks.meet(reads[:, on_at + 1 + q], states[:, first + q + 1])
                 out[:, :, first + q] = np.where(on, shifted, states[:, None, first + q])
         if held:
             out[:, :, held_at] = reads[None, :, -1]
             out[:, :, held_at + 1 :] = states[:, None, held_at : size - 1]
         return out
 
+    # A step reads of a state all but what lies at distance 0 and the farthest held
+    # token (its *rest*): states with one rest share their successors, which are
+    # found, stored and minimized once per rest.
+    rest_at = list(range(1, width)) + list(range(width, size - 1 if held else size))
     found: list[np.ndarray] = [np.array([start], dtype=np.int64).reshape(1, size)]
     state_ids: dict[bytes, int] = {found[0][0].tobytes(): 0}
-    rows: list[np.ndarray] = []
+    rest_ids: dict[bytes, int] = {}
+    rest_rows: list[np.ndarray] = []  # per rest: the successor of its states on each read
+    state_rest: list[np.ndarray] = []
     block = max(1, STEP_BLOCK_CELLS // max(1, len(reads) * size))
     k = 0  # found[k] is the next array of states to step from
     while k < len(found):
         for lo in range(0, len(found[k]), block):
             check_deadline(deadline)
             frontier = found[k][lo : lo + block]
-            succ = step(frontier).reshape(len(frontier) * len(reads), size)
-            number, firsts = group_rows(succ)
-            ids = np.empty(len(firsts), dtype=np.int64)
-            fresh = []
-            for g, f in enumerate(firsts):
-                key = succ[f].tobytes()
-                s = state_ids.get(key)
-                if s is None:
-                    s = state_ids[key] = len(state_ids)
-                    fresh.append(f)
-                ids[g] = s
-            rows.append(ids[number].reshape(len(frontier), len(reads)))
-            if fresh:
-                found.append(succ[fresh])
+            rests = np.ascontiguousarray(frontier[:, rest_at])
+            number, firsts = group_rows(rests)
+            keys = [rests[f].tobytes() for f in firsts]
+            todo = [f for f, key in zip(firsts, keys) if key not in rest_ids]
+            if todo:
+                succ = step(frontier[todo]).reshape(len(todo) * len(reads), size)
+                succ_number, succ_firsts = group_rows(succ)
+                ids = np.empty(len(succ_firsts), dtype=np.int32)
+                fresh = []
+                for g, f in enumerate(succ_firsts):
+                    key = succ[f].tobytes()
+                    s = state_ids.get(key)
+                    if s is None:
+                        s = state_ids[key] = len(state_ids)
+                        fresh.append(f)
+                    ids[g] = s
+                for f, row in zip(todo, ids[succ_number].reshape(len(todo), len(reads))):
+                    rest_ids[rests[f].tobytes()] = len(rest_rows)
+                    rest_rows.append(row)
+                if fresh:
+                    found.append(succ[fresh])
+            state_rest.append(np.array([rest_ids[key] for key in keys], dtype=np.int64)[number])
         k += 1
-    table = np.concatenate(rows)
+    table = np.stack(rest_rows) if rest_rows else np.zeros((0, len(reads)), dtype=np.int32)  # [rest, read]
+    rest_of = np.concatenate(state_rest)
     states = np.concatenate(found)
 
     # Observed in each state: its mask and the tokens copies read.
@@ -309,11 +324,11 @@ def _side_automaton(
     numbers = np.array([mask_number.setdefault(m, len(mask_number)) for m in state_masks], dtype=np.int64)
     copied = states[:, [held_at + j for j in copy_at]]
     observed = np.concatenate([numbers[combination][:, None], copied], axis=1)
-    block_of = _minimize(table, observed)
+    block_of = _minimize(table, rest_of, observed)
     count = int(block_of.max()) + 1
     rep = np.zeros(count, dtype=np.int64)
     rep[block_of[::-1]] = np.arange(len(states) - 1, -1, -1)  # the first state of each block
-    next_min = block_of[table[rep]]  # [state, read]
+    next_min = block_of[table[rest_of[rep]]]  # [state, read]
     masks_min = [state_masks[int(combination[s])] for s in rep.tolist()]
     copy_min = copied[rep].astype(np.int32).reshape(count, len(copy_at))
     return _compact(next_min, class_read), int(block_of[0]), masks_min, copy_min
@@ -337,16 +352,21 @@ class _Masks:
         return found
 
     def meet(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """The number of masks[a] & masks[b], elementwise (broadcast)."""
-        a, b = np.broadcast_arrays(a, b)
-        pairs, inverse = np.unique((a << 32) | b, return_inverse=True)
-        out = []
-        for pair in pairs.tolist():
-            found = self._meets.get(pair)
-            if found is None:
-                found = self._meets[pair] = self.id(self.masks[pair >> 32] & self.masks[pair & 0xFFFFFFFF])
-            out.append(found)
-        return np.array(out, dtype=np.int64)[inverse.reshape(-1)].reshape(a.shape)
+        """The number of masks[a] & masks[b] for every a of a row and b of a column:
+        [len(b), len(a)]. Each distinct pair is met once (the columns of a step repeat
+        few masks many times)."""
+        a_values, a_index = np.unique(a, return_inverse=True)
+        b_values, b_index = np.unique(b, return_inverse=True)
+        meets, masks, out = self._meets, self.masks, []
+        for y in b_values.tolist():
+            for x in a_values.tolist():
+                pair = (x << 32) | y
+                found = meets.get(pair)
+                if found is None:
+                    found = meets[pair] = self.id(masks[x] & masks[y])
+                out.append(found)
+        table = np.array(out, dtype=np.int64).reshape(len(b_values), len(a_values))
+        return table[b_index.reshape(-1)][:, a_index.reshape(-1)]
 
     def meet_all(self, ids: list[int]) -> int:
         mask = self.every
@@ -396,14 +416,16 @@ def group_rows(matrix: np.ndarray) -> tuple[np.ndarray, list[int]]:
     return inverse, first
 
 
-def _minimize(nxt: np.ndarray, observed: np.ndarray) -> np.ndarray:
+def _minimize(table: np.ndarray, rest_of: np.ndarray, observed: np.ndarray) -> np.ndarray:
     """Moore's partition refinement: the block of each state, states in one block
-    having the same observation (a row of `observed`) and, for every class,
-    successors in one block."""
+    having the same observation (a row of `observed`) and, for every read, successors
+    in one block. State s steps to `table[rest_of[s]]`: the successors' blocks are
+    compared once per rest."""
     block, first = group_rows(observed)
     count = len(first)
     while True:
-        block, first = group_rows(np.concatenate([block[:, None], block[nxt]], axis=1))
+        successors = group_rows(block[table])[0]  # per rest
+        block, first = group_rows(np.stack([block, successors[rest_of]], axis=1))
         if len(first) == count:
             return block
         count = len(first)
