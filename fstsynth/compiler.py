@@ -198,6 +198,7 @@ def _annotator(
     tokens = len(m.tokens)
     rights = t.right_mask.shape[0]
     right_next = t.right_table()
+    lefts = _LeftRules(t.left_mask)
     copy_offsets = m.right_copy_offsets
     sym_class = t.symbol_class.reshape(-1)
     src, ilab, olab, dst = [], [], [], []
@@ -205,7 +206,7 @@ def _annotator(
     for c in range(t.class_mask.shape[0]):
         check_deadline(deadline)
         masks = t.class_mask[c][None, :] & t.right_mask  # per right state
-        kinds, first = _annotations(m, t.left_mask, masks, False, deadline)
+        kinds, first = _annotations(m, lefts, masks, False, deadline)
         members = np.nonzero(sym_class == c)[0]
         labels = np.zeros((len(members), len(first)), dtype=np.int64)
         for j, v in enumerate(members.tolist()):
@@ -228,7 +229,7 @@ def _annotator(
             dst.append(np.arange(rights) + 1)
     # The start: guess the right state of the start position, write its annotation.
     masks = t.start_mask[None, :] & t.right_mask
-    kinds, first = _annotations(m, t.left_mask[t.left_start][None, :], masks, True, deadline)
+    kinds, first = _annotations(m, _LeftRules(t.left_mask[t.left_start][None, :]), masks, True, deadline)
     s_labels = [syms.internal(("start", number, a), f"<s><p{number}:{a}>") for a in range(len(first))]
     src.append(np.zeros(rights, dtype=np.int64))
     ilab.append(np.zeros(rights, dtype=np.int64))
@@ -252,26 +253,38 @@ def _annotator(
     return fst, read, start
 
 
-#: Cells (distinct left masks x distinct right masks x mask words) whose decisions the
-#: annotator computes at once: bounds its memory (32 MB per array) whatever the pass's
-#: size.
-ANNOTATOR_BLOCK_CELLS = 4_000_000
+class _LeftRules:
+    """Left states as their decisions need them: per rule, the set of distinct left
+    masks that hold it (a Python int, bit k for the k-th distinct mask), and the rules
+    every left mask holds."""
+
+    def __init__(self, left_masks: np.ndarray) -> None:
+        distinct = np.ascontiguousarray(left_masks[group_rows(left_masks)[1]])
+        self.count = len(distinct)
+        self.every = np.bitwise_and.reduce(distinct, axis=0)
+        self.holders: list[int] = []
+        for w in range(distinct.shape[1]):
+            bits = np.unpackbits(distinct[:, w : w + 1].view(np.uint8), axis=1, bitorder="little")  # [left, bit]
+            packed = np.packbits(np.ascontiguousarray(bits.T), axis=1, bitorder="little")  # [bit, left bytes]
+            self.holders += [int.from_bytes(row.tobytes(), "little") for row in packed]
 
 
 def _annotations(
-    m: PassMachine, left_masks: np.ndarray, masks: np.ndarray, at_start: bool, deadline: float | None
+    m: PassMachine, lefts: _LeftRules, masks: np.ndarray, at_start: bool, deadline: float | None
 ) -> tuple[np.ndarray, list[int]]:
     """Group right states by what a decider needs of them: the decision in every left
-    state (the lowest rule of `left_masks[left] & masks[right]`) and the tokens at the
-    right offsets those decisions copy. Returns the group of each right state and a
+    state (the lowest rule of `left_mask & masks[right]`) and the tokens at the right
+    offsets those decisions copy. Returns the group of each right state and a
     representative right state per group (the first), numbered in order of first
     appearance.
 
-    Decisions depend on the masks, not the states: they are computed on distinct left
-    masks (cut to the bits some right mask has) x distinct right masks, a block at a
-    time, and each distinct right mask's column of decisions is numbered. Neither the
-    left x right table nor the distinct one is ever held whole: a pass with tens of
-    thousands of states on each side compiles in bounded memory."""
+    The left x right table of decisions is never built. A right mask's column of
+    decisions over the left states is told by the rules that decide somewhere in it
+    (its *deciding* rules: going through the mask's rules in order, each one that
+    holds in a left mask no earlier one of them holds in): the decision in a left
+    state is then the first deciding rule it holds, or none. So right masks are
+    grouped by their deciding rules, found with a set of left masks per rule, a few
+    integer operations per rule of the mask."""
     t = m.tables.numpy()
     offsets = m.right_copy_offsets
     reads = np.array(
@@ -279,27 +292,30 @@ def _annotations(
          for d in range(t.rules + 1)],
         dtype=bool,
     ).reshape(t.rules + 1, len(offsets))
-    # A rule whose bit every left mask has decides, in a right mask that has it, for
-    # every left state: the right mask's later bits never matter (and the same the
-    # other way round). Cut them, then number the distinct masks.
-    lefts = left_masks & np.bitwise_or.reduce(masks, axis=0)
-    rights = _through(masks, lowest_rules(np, masks & np.bitwise_and.reduce(lefts, axis=0), t.rules))
-    lefts = _through(lefts, lowest_rules(np, lefts & np.bitwise_and.reduce(rights, axis=0), t.rules))
-    lefts = lefts[group_rows(lefts)[1]]
+    readers = [sum(1 << d for d in np.nonzero(reads[: t.rules, n])[0].tolist()) for n in range(len(offsets))]
+    # A rule every left mask holds decides, in a right mask that has it, for every
+    # left state: the right mask's later rules never matter. Cut them, then number
+    # the distinct masks.
+    rights = _through(masks, lowest_rules(np, masks & lefts.every, t.rules))
     right_group, right_first = group_rows(rights)
-    distinct = rights[right_first]
-    decision_type = np.int16 if t.rules < 2**15 else np.int32
-    column_ids: dict[bytes, int] = {}
+    holders, every_left = lefts.holders, (1 << lefts.count) - 1
+    column_ids: dict[int, int] = {}
     column = np.empty(len(right_first), dtype=np.int64)
     needed = np.zeros((len(right_first), len(offsets)), dtype=bool)
-    block = max(1, ANNOTATOR_BLOCK_CELLS // max(1, len(lefts) * lefts.shape[1]))
-    for lo in range(0, len(right_first), block):
-        check_deadline(deadline)
-        hi = min(len(right_first), lo + block)
-        decisions = lowest_rules(np, lefts[:, None, :] & distinct[None, lo:hi, :], t.rules)  # [left, right]
-        needed[lo:hi] = reads[decisions].any(axis=0)
-        for k, row in enumerate(np.ascontiguousarray(decisions.T.astype(decision_type))):
-            column[lo + k] = column_ids.setdefault(row.tobytes(), len(column_ids))
+    for k, row in enumerate(np.ascontiguousarray(rights[right_first])):
+        if k % CHECK_EVERY == 0:
+            check_deadline(deadline)
+        rest, covered, deciding = int.from_bytes(row.tobytes(), "little"), 0, 0
+        while rest and covered != every_left:
+            low = rest & -rest
+            rest ^= low
+            held = holders[low.bit_length() - 1]
+            if held & ~covered:
+                deciding |= low
+                covered |= held
+        column[k] = column_ids.setdefault(deciding, len(column_ids))
+        for n in range(len(offsets)):
+            needed[k, n] = bool(deciding & readers[n]) or (covered != every_left and reads[t.rules, n])
     columns = [column[right_group][:, None]]
     for n in range(len(offsets)):
         columns.append(np.where(needed[right_group, n], m.right_copy[:, n], -2)[:, None])
