@@ -184,11 +184,20 @@ class _Read:
     copies: list[dict[int, int]]
 
 
+class _TooManySymbols(Exception):
+    """A decider would read more annotated symbols than allowed (`symbols` of them)."""
+
+    def __init__(self, symbols: int) -> None:
+        super().__init__(symbols)
+        self.symbols = symbols
+
+
 def _annotator(
-    m: PassMachine, number: int, syms: _Symbols, deadline: float | None = None
+    m: PassMachine, number: int, syms: _Symbols, deadline: float | None = None, most_symbols: int | None = None
 ) -> tuple[pynini.Fst, _Read, _Read]:
     """The right annotator of a pass (see the module docstring), and what its decider
-    then reads: the annotated symbols, and the annotated start symbols.
+    then reads: the annotated symbols, and the annotated start symbols. With more than
+    `most_symbols` of those, `_TooManySymbols` before any arc or symbol is made.
 
     A symbol's annotation is what its decider needs from the right: the decision it
     would take in every left state (right states that agree on that share one
@@ -199,14 +208,28 @@ def _annotator(
     rights = t.right_mask.shape[0]
     right_next = t.right_table()
     lefts = _LeftRules(t.left_mask)
+    # Right states share masks: each distinct one is annotated once per class.
+    mask_of, mask_first = group_rows(t.right_mask)
+    right_masks = t.right_mask[mask_first]
     copy_offsets = m.right_copy_offsets
     sym_class = t.symbol_class.reshape(-1)
     src, ilab, olab, dst = [], [], [], []
     read_labels, read_token, read_tag, read_cls, read_mask, read_copies = [], [], [], [], [], []
+    per_class = []
     for c in range(t.class_mask.shape[0]):
         check_deadline(deadline)
-        masks = t.class_mask[c][None, :] & t.right_mask  # per right state
-        kinds, first = _annotations(m, lefts, masks, False, deadline)
+        masks = t.class_mask[c][None, :] & right_masks  # per distinct right mask
+        per_class.append((masks, *_annotations(m, lefts, masks, False, deadline, mask_of)))
+    start_masks = t.start_mask[None, :] & right_masks
+    start_kinds, start_first = _annotations(
+        m, _LeftRules(t.left_mask[t.left_start][None, :]), start_masks, True, deadline, mask_of
+    )
+    symbols = len(start_first) + sum(
+        int(np.count_nonzero(sym_class == c)) * len(first) for c, (_, _, first) in enumerate(per_class)
+    )
+    if most_symbols is not None and symbols > most_symbols:
+        raise _TooManySymbols(symbols)
+    for c, (masks, kinds, first) in enumerate(per_class):
         members = np.nonzero(sym_class == c)[0]
         labels = np.zeros((len(members), len(first)), dtype=np.int64)
         for j, v in enumerate(members.tolist()):
@@ -220,7 +243,7 @@ def _annotator(
                 read_token.append(tok)
                 read_tag.append(tag)
                 read_cls.append(c)
-                read_mask.append(masks[rho])
+                read_mask.append(masks[mask_of[rho]])
                 read_copies.append({k: int(m.right_copy[rho, n]) for n, k in enumerate(copy_offsets)})
             # One arc per right state after the symbol: from the state before it.
             src.append(right_next[:, c].astype(np.int64) + 1)
@@ -228,8 +251,7 @@ def _annotator(
             olab.append(labels[j, kinds])
             dst.append(np.arange(rights) + 1)
     # The start: guess the right state of the start position, write its annotation.
-    masks = t.start_mask[None, :] & t.right_mask
-    kinds, first = _annotations(m, _LeftRules(t.left_mask[t.left_start][None, :]), masks, True, deadline)
+    masks, kinds, first = start_masks, start_kinds, start_first
     s_labels = [syms.internal(("start", number, a), f"<s><p{number}:{a}>") for a in range(len(first))]
     src.append(np.zeros(rights, dtype=np.int64))
     ilab.append(np.zeros(rights, dtype=np.int64))
@@ -247,7 +269,7 @@ def _annotator(
     start = _Read(
         np.array(s_labels, dtype=np.int64), np.zeros(len(first), dtype=np.int64),
         np.zeros(len(first), dtype=np.int64), np.zeros(len(first), dtype=np.int64),
-        masks[first].reshape(-1, words),
+        masks[mask_of[first]].reshape(-1, words),
         [{k: int(m.right_copy[rho, n]) for n, k in enumerate(copy_offsets)} for rho in first],
     )
     return fst, read, start
@@ -270,11 +292,17 @@ class _LeftRules:
 
 
 def _annotations(
-    m: PassMachine, lefts: _LeftRules, masks: np.ndarray, at_start: bool, deadline: float | None
+    m: PassMachine,
+    lefts: _LeftRules,
+    masks: np.ndarray,
+    at_start: bool,
+    deadline: float | None,
+    mask_of: np.ndarray | None = None,
 ) -> tuple[np.ndarray, list[int]]:
     """Group right states by what a decider needs of them: the decision in every left
-    state (the lowest rule of `left_mask & masks[right]`) and the tokens at the right
-    offsets those decisions copy. Returns the group of each right state and a
+    state (the lowest rule of `left_mask & masks[mask_of[right]]`; `mask_of` None: a
+    row of `masks` per right state) and the tokens at the right offsets those
+    decisions copy. Returns the group of each right state and a
     representative right state per group (the first), numbered in order of first
     appearance.
 
@@ -316,9 +344,10 @@ def _annotations(
         column[k] = column_ids.setdefault(deciding, len(column_ids))
         for n in range(len(offsets)):
             needed[k, n] = bool(deciding & readers[n]) or (covered != every_left and reads[t.rules, n])
-    columns = [column[right_group][:, None]]
+    group = right_group if mask_of is None else right_group[mask_of]  # per right state
+    columns = [column[group][:, None]]
     for n in range(len(offsets)):
-        columns.append(np.where(needed[right_group, n], m.right_copy[:, n], -2)[:, None])
+        columns.append(np.where(needed[group, n], m.right_copy[:, n], -2)[:, None])
     return group_rows(np.concatenate(columns, axis=1))
 
 
@@ -580,11 +609,14 @@ def compile_program(
             dtype=np.int64,
         )
         if m.looks_right:
-            annotator, reads, start_reads = _annotator(m, k + 1, syms, deadline)
-            check_deadline(deadline)
-            unbuilt = _too_large(k + 1, "decider", lefts + 1, len(reads.labels) + len(start_reads.labels))
-            if unbuilt is not None:
+            try:
+                annotator, reads, start_reads = _annotator(
+                    m, k + 1, syms, deadline, most_symbols=MAX_STAGE_ARCS // (lefts + 1)
+                )
+            except _TooManySymbols as too_many:
+                unbuilt = _too_large(k + 1, "decider", lefts + 1, too_many.symbols)
                 continue
+            check_deadline(deadline)
             # Two stages, not their composition: composing and optimizing even a small
             # pass's stages costs more compile time than the arcs it saves (measured
             # on the dev programs: up to 1.5 s more per pass, 0-30% fewer arcs).
