@@ -202,13 +202,13 @@ def _side_automaton(
     held = max(copy_at, default=-1) + 1  # tokens kept for copies: offsets 1..held
     masks = _Masks(every)
 
+    # Per offset, the cell mask of every class and of the boundary (last).
+    cell_masks = [cell_test_masks(cells, side.atoms[j], side.cell_tests[j], [*classes, BOUNDARY_CELL], rules)
+                  for j in range(width)]
+    class_index = {v: k for k, v in enumerate(classes)}
+
     def cell_mask(j: int, v: int) -> int:
-        sig = [cells.value(a, v) for a in side.atoms[j]]
-        mask = every
-        for r, tests in side.cell_tests[j].items():
-            if not all(bool(sig[i]) != neg for i, neg in tests):
-                mask &= ~(1 << r)
-        return mask
+        return cell_masks[j][-1 if v == BOUNDARY_CELL else class_index[v]]
 
     def tier_mask(tier: str, q: int, v: int | None) -> int:
         """The rules whose tests of the (q+1)-th nearest tier token hold if it is
@@ -332,6 +332,20 @@ def _side_automaton(
     masks_min = [state_masks[int(combination[s])] for s in rep.tolist()]
     copy_min = copied[rep].astype(np.int32).reshape(count, len(copy_at))
     return _compact(next_min, class_read), int(block_of[0]), masks_min, copy_min
+
+
+def cell_test_masks(
+    cells: Cells, atoms: Sequence[Atom], tests: Mapping[int, list[tuple[int, bool]]], symbols: Sequence[int], rules: int
+) -> list[int]:
+    """Per symbol, the rules all of whose `tests` (atom index, negated) of one cell
+    hold if the cell is that symbol: a column of truth per rule over the symbols."""
+    values = np.array([[bool(cells.value(a, v)) for a in atoms] for v in symbols], dtype=bool)
+    holds = np.ones((len(symbols), max(rules, 1)), dtype=bool)
+    for r, found in tests.items():
+        for i, negated in found:
+            holds[:, r] &= values[:, i] != negated
+    packed = np.packbits(holds[:, :rules], axis=1, bitorder="little")
+    return [int.from_bytes(row.tobytes(), "little") for row in packed]
 
 
 class _Masks:
@@ -499,18 +513,7 @@ def build_pass_machine(
     left, center, center_tests, right = sides_of(decisions)
     symbol_class, reps = _classes(cells, left, center, right)
     m = len(decisions)
-    every = (1 << m) - 1
-
-    def center_mask(v: int) -> int:
-        sig = [cells.value(a, v) for a in center]
-        mask = every
-        for r, tests in center_tests.items():
-            if not all(bool(sig[i]) != neg for i, neg in tests):
-                mask &= ~(1 << r)
-        return mask
-
-    class_masks = [center_mask(rep) for rep in reps]
-    start_mask = center_mask(BOUNDARY_CELL)
+    *class_masks, start_mask = cell_test_masks(cells, center, center_tests, [*reps, BOUNDARY_CELL], m)
     check_deadline(deadline)
     left_next, left_start, left_masks, left_copy = _side_automaton(left, cells, reps, m, deadline)
     check_deadline(deadline)
