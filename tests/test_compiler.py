@@ -98,6 +98,19 @@ def _annotations_from_the_full_table(
     return group_rows(np.concatenate(columns, axis=1))
 
 
+def _check_annotations(m: PassMachine) -> int:
+    """`_annotations` against the full table for every class of `m` and its start
+    position; the number of cases checked."""
+    t = m.tables.numpy()
+    cases_ = [(t.left_mask, t.class_mask[c][None, :] & t.right_mask, False) for c in range(m.classes)]
+    cases_.append((t.left_mask[t.left_start][None, :], t.start_mask[None, :] & t.right_mask, True))
+    for left_masks, masks, at_start in cases_:
+        kinds, first = compiler._annotations(m, compiler._LeftRules(left_masks), masks, at_start, None)
+        expected_kinds, expected_first = _annotations_from_the_full_table(m, left_masks, masks, at_start)
+        assert kinds.tolist() == expected_kinds.tolist() and first == expected_first, str(m.tables.rules)
+    return len(cases_)
+
+
 def test_right_states_are_grouped_as_the_full_left_x_right_table_groups_them():
     checked = 0
     for seed in range(12):
@@ -106,14 +119,7 @@ def test_right_states_are_grouped_as_the_full_left_x_right_table_groups_them():
         for m in program_machines(program, tokens, FEATURES):
             if not m.looks_right:
                 continue
-            t = m.tables.numpy()
-            cases = [(t.left_mask, t.class_mask[c][None, :] & t.right_mask, False) for c in range(m.classes)]
-            cases.append((t.left_mask[t.left_start][None, :], t.start_mask[None, :] & t.right_mask, True))
-            for left_masks, masks, at_start in cases:
-                kinds, first = compiler._annotations(m, compiler._LeftRules(left_masks), masks, at_start, None)
-                expected_kinds, expected_first = _annotations_from_the_full_table(m, left_masks, masks, at_start)
-                assert kinds.tolist() == expected_kinds.tolist() and first == expected_first
-                checked += 1
+            checked += _check_annotations(m)
     assert checked >= 50
 
 
@@ -124,13 +130,7 @@ def test_annotations_group_right_states_as_the_full_table_on_every_construct(cas
     feature rules), for every class and the start position."""
     tokens = tuple(sorted(program_tokens(case.program, case.alphabet, case.features)))
     for m in program_machines(case.program, tokens, case.features):
-        t = m.tables.numpy()
-        cases_ = [(t.left_mask, t.class_mask[c][None, :] & t.right_mask, False) for c in range(m.classes)]
-        cases_.append((t.left_mask[t.left_start][None, :], t.start_mask[None, :] & t.right_mask, True))
-        for left_masks, masks, at_start in cases_:
-            kinds, first = compiler._annotations(m, compiler._LeftRules(left_masks), masks, at_start, None)
-            expected_kinds, expected_first = _annotations_from_the_full_table(m, left_masks, masks, at_start)
-            assert kinds.tolist() == expected_kinds.tolist() and first == expected_first, str(case.program)
+        _check_annotations(m)
 
 
 def test_right_states_whose_extra_rules_never_decide_share_an_annotation():
