@@ -185,11 +185,13 @@ class _Read:
 
 
 class _TooManySymbols(Exception):
-    """A decider would read more annotated symbols than allowed (`symbols` of them)."""
+    """A decider would read more annotated symbols than allowed: at least `symbols`
+    (all of them if `counted_all`)."""
 
-    def __init__(self, symbols: int) -> None:
+    def __init__(self, symbols: int, counted_all: bool) -> None:
         super().__init__(symbols)
         self.symbols = symbols
+        self.counted_all = counted_all
 
 
 def _annotator(
@@ -197,7 +199,9 @@ def _annotator(
 ) -> tuple[pynini.Fst, _Read, _Read]:
     """The right annotator of a pass (see the module docstring), and what its decider
     then reads: the annotated symbols, and the annotated start symbols. With more than
-    `most_symbols` of those, `_TooManySymbols` before any arc or symbol is made.
+    `most_symbols` of those, `_TooManySymbols` before any arc or symbol is made, as
+    soon as the classes annotated so far have more (a deep orthography's decider
+    can be a hundred times past it: annotating every class would be wasted).
 
     A symbol's annotation is what its decider needs from the right: the decision it
     would take in every left state (right states that agree on that share one
@@ -216,19 +220,21 @@ def _annotator(
     src, ilab, olab, dst = [], [], [], []
     read_labels, read_token, read_tag, read_cls, read_mask, read_copies = [], [], [], [], [], []
     per_class = []
+    symbols = 0
     for c in range(t.class_mask.shape[0]):
         check_deadline(deadline)
         masks = t.class_mask[c][None, :] & right_masks  # per distinct right mask
         per_class.append((masks, *_annotations(m, lefts, masks, False, deadline, mask_of)))
+        symbols += int(np.count_nonzero(sym_class == c)) * len(per_class[-1][2])
+        if most_symbols is not None and symbols > most_symbols and c + 1 < t.class_mask.shape[0]:
+            raise _TooManySymbols(symbols, counted_all=False)
     start_masks = t.start_mask[None, :] & right_masks
     start_kinds, start_first = _annotations(
         m, _LeftRules(t.left_mask[t.left_start][None, :]), start_masks, True, deadline, mask_of
     )
-    symbols = len(start_first) + sum(
-        int(np.count_nonzero(sym_class == c)) * len(first) for c, (_, _, first) in enumerate(per_class)
-    )
+    symbols += len(start_first)
     if most_symbols is not None and symbols > most_symbols:
-        raise _TooManySymbols(symbols)
+        raise _TooManySymbols(symbols, counted_all=True)
     for c, (masks, kinds, first) in enumerate(per_class):
         members = np.nonzero(sym_class == c)[0]
         labels = np.zeros((len(members), len(first)), dtype=np.int64)
@@ -555,14 +561,16 @@ class Compiled:
         return self.transducers.map_unknown(word)
 
 
-def _too_large(number: int, stage: str, states: int, symbols: int) -> str | None:
-    """Why a stage of `states` x `symbols` arcs is not built, or None if it fits."""
+def _too_large(number: int, stage: str, states: int, symbols: int, at_least: bool = False) -> str | None:
+    """Why a stage of `states` x `symbols` arcs (`at_least`: symbols counted until past
+    the limit) is not built, or None if it fits."""
     if states * symbols <= MAX_STAGE_ARCS:
         return None
+    more = " or more" if at_least else ""
     return (
-        f"pass {number}'s {stage} would have {states * symbols:,} arcs ({states:,} states x {symbols:,} "
-        f"symbols), more than {MAX_STAGE_ARCS:,}: the program's transducers were not built (applying "
-        f"the model does not need them; its transducer file and exports do)"
+        f"pass {number}'s {stage} would have {states * symbols:,}{more} arcs ({states:,} states x {symbols:,}"
+        f"{more} symbols), more than {MAX_STAGE_ARCS:,}: the program's transducers were not built "
+        f"(applying the model does not need them; its transducer file and exports do)"
     )
 
 
@@ -614,7 +622,7 @@ def compile_program(
                     m, k + 1, syms, deadline, most_symbols=MAX_STAGE_ARCS // (lefts + 1)
                 )
             except _TooManySymbols as too_many:
-                unbuilt = _too_large(k + 1, "decider", lefts + 1, too_many.symbols)
+                unbuilt = _too_large(k + 1, "decider", lefts + 1, too_many.symbols, not too_many.counted_all)
                 continue
             check_deadline(deadline)
             # Two stages, not their composition: composing and optimizing even a small

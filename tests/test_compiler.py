@@ -191,3 +191,30 @@ def test_a_program_with_a_stage_past_the_arc_bound_has_its_tables_and_no_transdu
         compiled.apply(("a", "t"))
     word = ("a", "t", "a", "t")
     assert compiled.tables().apply(word) == run(program, word, FEATURES) == ("a", "t", "i", "t")
+
+
+@pytest.mark.parametrize("counted_all", [False, True])
+def test_a_decider_past_the_arc_bound_is_found_before_its_annotator_is_built(monkeypatch, counted_all):
+    """Many left states, few right ones: the annotator fits the bound, the decider does
+    not. Its symbols are counted class by class, and the count stops once past the
+    bound ("or more"), or is whole when only the last class passes it."""
+    left_windows = [Rule((IsToken(x, -1), IsToken(y, -2)), ReplaceBy("b", ("p",))) for x in "atik" for y in "atik"]
+    program = Program((Pass((Rule((IsToken("a", -1), IsToken("t", 1)), ReplaceBy("a", ("i",))), *left_windows)),))
+    full = compile_program(program, ALPHABET, FEATURES)
+    t = full.machines[0].tables.numpy()
+    lefts, rights, symbols = t.left_mask.shape[0] + 1, t.right_mask.shape[0] + 1, t.symbol_class.size + 1
+    decider = full.transducers.stages[1]
+    read = len({a.ilabel for q in decider.states() for a in decider.arcs(q)} - {0})  # annotated and start symbols
+    limit = (read - 1) * lefts if counted_all else rights * symbols
+    assert limit >= rights * symbols  # the annotator fits
+    if not counted_all:  # the first class alone is past the bound
+        assert np.count_nonzero(t.symbol_class == 0) > limit // lefts
+    monkeypatch.setattr(compiler, "MAX_STAGE_ARCS", limit)
+    compiled = compile_program(program, ALPHABET, FEATURES)
+    assert isinstance(compiled.stages, UnbuiltTransducers)
+    assert compiled.stages.reason.startswith("pass 1's decider would have ")
+    assert ("or more" in compiled.stages.reason) != counted_all
+    if counted_all:
+        assert f"({lefts:,} states x {read:,} symbols)" in compiled.stages.reason
+    word = ("t", "a", "a", "t")
+    assert compiled.tables().apply(word) == run(program, word, FEATURES) == full.tables().apply(word)
