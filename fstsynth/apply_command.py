@@ -364,8 +364,8 @@ def plain_apply(argv: Sequence[str]) -> int | None:
             timeline.mark("watchdog")
     try:
         code = guarded(
-            lambda: run_apply(model_dir, values[1:] or None, on_input=watchdog.input_read,  # type: ignore[arg-type]
-                              timeline=timeline, **kwargs)
+            lambda: run_apply(model_dir, values[1:] or None, on_input=watchdog.input_read,
+                              timeline=timeline, **kwargs)  # type: ignore[arg-type]
         )
         sys.stdout.flush()
         if timeline is not None:

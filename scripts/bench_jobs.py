@@ -100,8 +100,9 @@ def read_timeline(path: Path, spawned: float, reaped: float) -> dict[str, float]
     command was started; `reaped`: its exit seen here), from its timeline file."""
     events: dict[int, list[tuple[float, float, str, int]]] = {}
     for line in path.read_text().splitlines():
-        pid, at, cpu, name, block = line.split("\t")
-        events.setdefault(int(pid), []).append(((float(at) - spawned) * 1000, float(cpu) * 1000, name, int(block)))
+        fields = line.split("\t")
+        events.setdefault(int(fields[0]), []).append(
+            ((float(fields[1]) - spawned) * 1000, float(fields[2]) * 1000, fields[3], int(fields[4])))
     command = next(pid for pid, marks in events.items() if any(name == "main" for _, _, name, _ in marks))
     found: dict[str, float] = {}
     own = events[command]
