@@ -226,7 +226,9 @@ def test_the_timeline_has_each_process_and_block(plural_model, tmp_path, jobs):
         assert [at for at, _, _ in marks] == sorted(at for at, _, _ in marks)
     made = {block: (pid, at) for pid, marks in events.items() for at, name, block in marks if name == "made"}
     assert sum(name == "made" for marks in events.values() for _, name, _ in marks) == len(made) == len(got)
-    assert all(len({pid for pid, _ in made.values()} & {pid}) for pid in events), "a process made no block"
+    # (Each worker is sent blocks at once; the command's process makes those it would
+    # otherwise wait for, how many depends on the machine's load.)
+    assert {pid for pid, _ in made.values()} >= set(events) - {os.getpid()}, "a worker made no block"
     written = [(block, at) for at, name, block in events[os.getpid()] if name == "written"]
     assert [block for block, _ in written] == list(range(len(got)))
     # (A worker's clock is the same as this process's: a block is written after it is made.)
@@ -237,8 +239,9 @@ def test_the_timeline_has_each_process_and_block(plural_model, tmp_path, jobs):
                           stdin=path.open("rb"), capture_output=True, env=env, cwd=ROOT)
     assert (many.returncode, many.stdout, many.stderr) == (one.returncode, one.stdout, one.stderr)
     names = [line.split("\t")[3] for line in (tmp_path / "command.tsv").read_text().splitlines()]
-    # (One block: the command's process makes it, with no worker.)
-    assert names == ["main", "loaded", "applier", "forked", "make", "made", "out", "written", "stop", "stopped",
+    # (One block: the command's process makes it, with no worker; it reads the model once
+    # the workers, here none, are forked.)
+    assert names == ["main", "forked", "loaded", "applier", "make", "made", "out", "written", "stop", "stopped",
                      "end", "flushed", "exit"]
 
 
