@@ -33,9 +33,9 @@ from fstsynth.errors import UserError
 from fstsynth.formatting import APPLY_FORMATS, tab_warning
 
 if TYPE_CHECKING:
-    from fstsynth.block_pool import Timeline
+    from fstsynth.block_pool import Shares, Timeline
     from fstsynth.guard import Guard
-    from fstsynth.model import Model, PairModel
+    from fstsynth.model import PairModel
     from fstsynth.stream import Applied, BlockApplier
     from fstsynth.types import Features
 
@@ -147,93 +147,43 @@ def run_apply(
         raise UserError(f"unknown --format {fmt!r}; choose one of {', '.join(APPLY_FORMATS)}")
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1, not {jobs}")
-    sep = "" if join else " "
-    encoding = sys.stdout.encoding or ""
-    file = _file_for_workers(encoding) if jobs > 1 and not (words or trace or check) else None
-    if file is not None:
-        return _apply_file(model_dir, source, target, sep, fmt, encoding, jobs, file, on_input, timeline)
     model = load_model(model_dir)
     if timeline is not None:
         timeline.mark("loaded")
     pm = model.pair(source, target)
     alphabet = set(model.alphabet)
+    sep = "" if join else " "
     if words or trace or check:
         lines = [_argument_words(words)] if words else _stdin_lines(blocks(sys.stdin.buffer, on_read=on_input))
         return _apply_lines(pm, alphabet, lines, fmt, sep, trace, check, model.features)
     # Read, predict and write a block at a time: memory stays flat on any input, and
     # output starts before the input ends.
     read = blocks(sys.stdin.buffer, on_read=on_input)
+    encoding = sys.stdout.encoding or ""
     applier = _block_applier_of(pm, alphabet, sep, fmt, encoding)
     if timeline is not None:
         timeline.mark("applier")
+    shares: "Shares | None" = None
     if jobs == 1:
         done: Iterator["Applied"] = map(applier.apply, read)
     else:
-        from fstsynth.block_pool import FORKS, map_blocks
+        from fstsynth.block_pool import FORKS, Shares, map_blocks, map_file
 
         # A forked worker has this process's applier already; a spawned one reads the
         # model from its files (nothing of this process is shipped to it).
         make = functools.partial(_same, applier) if FORKS else functools.partial(
             _block_applier, model_dir, source, target, sep, fmt, encoding
         )
-        done = map_blocks(read, make, jobs)
-    unseen = _write_out(done, timeline if jobs == 1 else None)
-    if timeline is not None:
-        timeline.mark("end")
-    _warn_unseen(unseen, alphabet, model.features)
-    return 0
-
-
-def _file_for_workers(encoding: str) -> int | None:
-    """Standard input's descriptor where `--jobs N` workers read their blocks from it
-    themselves (`block_pool.map_file`): a regular file, forked workers, UTF-8 output
-    (the line path's text is encoded a block at a time there, which an encoding with a
-    state, such as utf-8-sig's mark, would not survive). None: blocks are sent to them."""
-    from fstsynth.block_pool import FORKS
-
-    utf8 = encoding.lower().replace("_", "-") in ("utf-8", "utf8")
-    return _regular_file(sys.stdin) if FORKS and utf8 else None
-
-
-def _apply_file(
-    model_dir: Path, source: str | None, target: str | None, sep: str, fmt: str, encoding: str, jobs: int,
-    file: int, on_input: Optional[Callable[[int], None]], timeline: "Timeline | None",
-) -> int:
-    """`run_apply` with `jobs` processes on standard input's regular file `file`: the
-    workers are forked first, and each reads the model (this process's read, in
-    parallel with theirs, raises a damaged model's error before any output)."""
-    from fstsynth.block_pool import Shares, map_file
-    from fstsynth.model_file import load_model
-
-    loaded: list["Model"] = []
-
-    def make_applier() -> "BlockApplier":
-        model = load_model(model_dir)
-        loaded.append(model)
-        if timeline is not None:
-            timeline.mark("loaded")
-        applier = _block_applier_of(model.pair(source, target), set(model.alphabet), sep, fmt, encoding)
-        if timeline is not None:
-            timeline.mark("applier")
-        return applier
-
-    shares = Shares() if os.environ.get(SHARES_VARIABLE) else None
-    done = map_file(file, make_applier, jobs, encoding=encoding, errors=sys.stdout.errors or "strict",
-                    on_read=on_input, shares=shares, timeline=timeline,
-                    worker_applier=functools.partial(_block_applier, model_dir, source, target, sep, fmt, encoding))
-    unseen = _write_out(done, None)  # (map_file marks the blocks written)
-    if timeline is not None:
-        timeline.mark("end")
-    model = loaded[0]
-    _warn_unseen(unseen, set(model.alphabet), model.features)
-    if shares is not None:
-        echo(f"fstsynth: apply --jobs {jobs}: {shares}", err=True)
-    return 0
-
-
-def _write_out(done: Iterator["Applied"], timeline: "Timeline | None") -> Counter:
-    """Write each block's output as it comes, the tab warning once; the unseen tokens.
-    (`timeline`: each block written is marked there.)"""
+        # (UTF-8 output only: the line path's text is encoded a block at a time there,
+        # which an encoding with a state, such as utf-8-sig's mark, would not survive.)
+        utf8 = encoding.lower().replace("_", "-") in ("utf-8", "utf8")
+        file = _regular_file(sys.stdin) if FORKS and utf8 else None
+        if file is not None:  # the workers read their blocks from the file themselves
+            shares = Shares() if os.environ.get(SHARES_VARIABLE) else None
+            done = map_file(file, make, jobs, encoding=encoding, errors=sys.stdout.errors or "strict",
+                            on_read=on_input, shares=shares, timeline=timeline)
+        else:
+            done = map_blocks(read, make, jobs)
     unseen: Counter = Counter()
     tab_warned = False
     for applied in done:
@@ -247,9 +197,14 @@ def _write_out(done: Iterator["Applied"], timeline: "Timeline | None") -> Counte
         elif applied.text:
             sys.stdout.write(applied.text)
             sys.stdout.flush()
-        if timeline is not None:
+        if timeline is not None and jobs == 1:
             timeline.mark("written")
-    return unseen
+    if timeline is not None:
+        timeline.mark("end")
+    _warn_unseen(unseen, alphabet, model.features)
+    if shares is not None:
+        echo(f"fstsynth: apply --jobs {jobs}: {shares}", err=True)
+    return 0
 
 
 def _regular_file(stream: object) -> int | None:
@@ -403,9 +358,9 @@ def plain_apply(argv: Sequence[str]) -> int | None:
     if (not values[1:] and _file_bytes_left(sys.stdin) >= WATCH_BYTES) or _model_bytes(model_dir) >= WATCH_BYTES:
         # Started now, it starts on another core while this process imports and loads
         # the model; once the input is read (`input_read`), it would take a core from
-        # the workers of `--jobs`. (The input's size first: the model's needs the model
-        # reader's modules, a third of the time from here to the first worker of
-        # `--jobs`, on a new interpreter's 30-40 ms of start-up.)
+        # the workers of `--jobs`. (The input's size first: the model's imports the model
+        # reader, which then delayed the watchdog's start-up, 30-40 ms of CPU, to where
+        # it held the core the first worker of `--jobs` started on.)
         watchdog.start()
         if timeline is not None:
             timeline.mark("watchdog")

@@ -3,7 +3,7 @@
 Public API:
     map_blocks(blocks, make_applier, jobs) -> Iterator[Applied]
     map_file(fd, make_applier, jobs, *, encoding, errors="strict", block_bytes=FILE_BLOCK_BYTES, on_read=None,
-             shares=None, timeline=None, worker_applier=None) -> Iterator[Applied]
+             shares=None) -> Iterator[Applied]
     Shares (how map_file shared the work: blocks and CPU seconds per process)
     Timeline (events of a process of `apply`, with their times: FSTSYNTH_JOBS_TIMELINE)
     FORKS, FILE_BLOCK_BYTES, SLOT_BYTES, QUEUED, AHEAD, TAIL_FROM, TAIL_SPLIT
@@ -24,10 +24,7 @@ through pipes; at most `2 * jobs` blocks are in flight.
 `map_file` (a regular file; forked workers only): that traffic would cost the
 command's process a third of the workers' own work, and the pool's start-up (its
 modules alone) a twentieth of a second. Here the command's process and `jobs - 1`
-workers share the file's blocks as they go. The workers are forked before any
-applier is made, and each process makes its own (`apply` reads the model in each: in
-parallel, where read once before the forks it was on the path of every worker's first
-block, and was then shared by pages copied on write as the processes ran). The
+workers, forked once the model is loaded, share the file's blocks as they go: the
 command's process sends each worker the next blocks' numbers (`QUEUED` ahead, so that
 a worker never waits for it), and makes the next block itself whenever the one it is
 to write out next is not ready. So the one that started the others and writes the
@@ -153,7 +150,7 @@ TAIL_SPLIT = 4
 class Shares:
     """How `map_file` shared the work, once it is done: per process (the command's
     first, then each worker's), the blocks it made and its CPU seconds; and the
-    command's CPU seconds before the workers started (its start-up)."""
+    command's CPU seconds before the workers started (start-up, model)."""
 
     __slots__ = ("blocks", "cpu", "before")
 
@@ -248,8 +245,8 @@ class _Worker:
     pipe is closed."""
 
     def __init__(
-        self, block_at: Callable[[int], "Block"], make_applier: Callable[[], "BlockApplier"], encoding: str,
-        errors: str, slots: list[mmap.mmap], others: Iterable[int], timeline: Timeline | None = None,
+        self, block_at: Callable[[int], "Block"], applier: "BlockApplier", encoding: str, errors: str,
+        slots: list[mmap.mmap], others: Iterable[int], timeline: Timeline | None = None,
     ) -> None:
         self.queue: deque[tuple[int, int]] = deque()  # (block, buffer) sent, not yet answered
         self.blocks = 0
@@ -268,7 +265,7 @@ class _Worker:
                 if timeline is not None:
                     timeline.forked()
                     timeline.mark("forked")
-                self._serve(block_at, make_applier, encoding, errors, slots, orders_r, results_w, timeline)
+                self._serve(block_at, applier, encoding, errors, slots, orders_r, results_w, timeline)
                 code = 0
                 if timeline is not None:
                     timeline.mark("ended")
@@ -281,16 +278,9 @@ class _Worker:
 
     @staticmethod
     def _serve(
-        block_at: Callable[[int], "Block"], make_applier: Callable[[], "BlockApplier"], encoding: str, errors: str,
+        block_at: Callable[[int], "Block"], applier: "BlockApplier", encoding: str, errors: str,
         slots: list[mmap.mmap], orders: int, results: int, timeline: Timeline | None,
     ) -> None:
-        applier: "BlockApplier | BaseException"
-        try:
-            applier = make_applier()
-        except BaseException as exc:  # (sent for its first block; the command's process, making its own, raises first)
-            applier = exc
-        if timeline is not None:
-            timeline.mark("applier")
         while True:
             if timeline is not None:
                 timeline.mark("read")
@@ -302,8 +292,6 @@ class _Worker:
             if timeline is not None:
                 timeline.mark("order", k)
             try:
-                if isinstance(applier, BaseException):
-                    raise applier
                 printed, unseen, tab_line, lines = _made(applier, block_at(k), encoding, errors)
                 inline = printed if len(printed) > SLOT_BYTES else b""
                 if not inline:
@@ -360,7 +348,6 @@ def map_file(
     fd: int, make_applier: Callable[[], "BlockApplier"], jobs: int, *, encoding: str, errors: str = "strict",
     block_bytes: int = FILE_BLOCK_BYTES, on_read: Callable[[int], None] | None = None,
     shares: Shares | None = None, timeline: Timeline | None = None,
-    worker_applier: Callable[[], "BlockApplier"] | None = None,
 ) -> Iterator["Applied"]:
     """`map_blocks` for a regular file open on `fd`, from its offset (see the module
     docstring; forked workers only): this process and `jobs - 1` workers. Each block's
@@ -370,9 +357,7 @@ def map_file(
     growing: its last line to its newline), and its offset left at that size.
     `on_read`: called once, with the number of bytes to read, once the workers have
     started. `shares`: filled in once all is done. `timeline`: this process's events
-    marked there, and each worker's saved as it ends. `make_applier` is called in this
-    process once the workers are forked; `worker_applier` (by default `make_applier`)
-    in each worker, as it starts."""
+    marked there, and each worker's saved as it ends."""
     import resource  # (Unix's, as fork)
 
     from fstsynth.stream import Applied, LineError, file_block
@@ -395,6 +380,7 @@ def map_file(
         begin, length = (start + k * block_bytes, block_bytes) if k < whole else (tail + (k - whole) * piece, piece)
         return file_block(fd, start, begin, min(begin + length, size))
 
+    applier = make_applier()
     workers: list[_Worker] = []
     # The workers' output buffers, shared with them: made before the forks.
     slots = [mmap.mmap(-1, SLOT_BYTES) for _ in range((min(jobs, count) - 1) * QUEUED)]
@@ -408,11 +394,9 @@ def map_file(
             others = [end for worker in workers for end in (worker.orders, worker.results)]
             if timeline is not None:
                 timeline.mark("fork")
-            workers.append(_Worker(block_at, worker_applier or make_applier, encoding, errors, slots, others,
-                                   timeline))
+            workers.append(_Worker(block_at, applier, encoding, errors, slots, others, timeline))
         if timeline is not None:
             timeline.mark("forked")
-        applier = make_applier()
         if on_read is not None:
             # All of it, now: the memory watchdog (`apply`'s `on_input`) starts, as on a
             # stream once a few blocks are read; after the forks, so that the workers

@@ -239,9 +239,8 @@ def test_the_timeline_has_each_process_and_block(plural_model, tmp_path, jobs):
                           stdin=path.open("rb"), capture_output=True, env=env, cwd=ROOT)
     assert (many.returncode, many.stdout, many.stderr) == (one.returncode, one.stdout, one.stderr)
     names = [line.split("\t")[3] for line in (tmp_path / "command.tsv").read_text().splitlines()]
-    # (One block: the command's process makes it, with no worker; it reads the model once
-    # the workers, here none, are forked.)
-    assert names == ["main", "forked", "loaded", "applier", "make", "made", "out", "written", "stop", "stopped",
+    # (One block: the command's process makes it, with no worker.)
+    assert names == ["main", "loaded", "applier", "forked", "make", "made", "out", "written", "stop", "stopped",
                      "end", "flushed", "exit"]
 
 
