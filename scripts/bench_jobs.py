@@ -32,7 +32,12 @@ the medians over the rounds of when things happened, in milliseconds of wall tim
 the moment the command was started (and the command's CPU milliseconds then): Python's
 start-up and imports, the model read, the workers forked, the first and last blocks
 made (by any process), the output written, the process's end, and its exit seen here;
-and per process the time spent making blocks and waiting.
+and per process the time spent making blocks and waiting. --root DIR... (with --apply)
+times other checkouts (`git archive` of a commit, C walker built) in the same rounds,
+before/after figures under the same load; standard error goes to a file, as the
+output does (a pipe's reader would also wait for the memory watchdog to exit).
+
+    python scripts/bench_jobs.py --apply 2000000 --jobs 1 2 --timeline --root /tmp/main
 """
 
 from __future__ import annotations
