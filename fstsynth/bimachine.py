@@ -27,10 +27,11 @@ token itself at offset 0, a copied one elsewhere), each output token tagged with
 transformation for the next pass (`out_tag`). The apply tables (`fstsynth.tables`) run
 exactly this; the compiler (`fstsynth.compiler`) builds the pass's transducers from it.
 
-The automata keep only what a test reads: a window of cell signatures (per offset, the
-truth of the predicates tested there) and, per tier, the signatures of the nearest tier
-tokens; they are then minimized (Moore) with respect to the masks and to the tokens a
-copy reads, so their size is what the rules distinguish, not the alphabet's powers.
+The automata keep only what the tests decide: per distance ahead, the rules whose
+tests on the cells read so far hold there (and the same per tier and rank, and the
+tokens a copy reads), never the window of cells itself; they are then minimized (Moore)
+with respect to the masks and to the tokens a copy reads, so their size is what the
+rules distinguish, not the alphabet's powers.
 
 The rules are first read as decisions and their tests sorted by side
 (`fstsynth.pass_decisions`); this module builds the automata and the tables from them.
