@@ -40,7 +40,7 @@ from exporters.att import to_att, write_att, write_symbols
 from exporters.dot import TOO_BIG_HINT, to_dot
 from exporters.foma_script import program_to_foma
 from exporters.pynini_grammar import GrammarPair, grammar_source
-from fstsynth.compiler import CompositionTooLargeError, StageTooLargeError, Transducers
+from fstsynth.compiler import CompositionTooLargeError
 from fstsynth.drawing import to_svg
 from fstsynth.errors import UserError
 from fstsynth.far import write_far
@@ -60,17 +60,9 @@ def _title(model: Model, pm: PairModel) -> str:
     return f"{name}{model.columns[pm.source]} -> {model.columns[pm.target]}"
 
 
-def _transducers(model: Model, pm: PairModel) -> Transducers:
-    """The pair's transducers, or StageTooLargeError naming the pair if they were not
-    built (the rule exports, foma and pynini, need only the program)."""
-    if pm.unbuilt is not None:
-        raise StageTooLargeError(f"{_title(model, pm)}: {pm.unbuilt}")
-    return pm.transducers()
-
-
 def _composed(model: Model, pm: PairModel, drawing: bool = False) -> pynini.Fst:
     """The pair's stages composed, or an error naming the pair if that is too large."""
-    transducers = _transducers(model, pm)
+    transducers = pm.transducers(_title(model, pm))
     try:
         return transducers.composed()
     except CompositionTooLargeError as exc:
@@ -80,7 +72,7 @@ def _composed(model: Model, pm: PairModel, drawing: bool = False) -> pynini.Fst:
 
 def _passes(model: Model, pm: PairModel) -> list[pynini.Fst]:
     """One transducer per pass (or an error naming the pair if one is too large)."""
-    transducers = _transducers(model, pm)
+    transducers = pm.transducers(_title(model, pm))
     try:
         return transducers.pass_transducers()
     except CompositionTooLargeError as exc:

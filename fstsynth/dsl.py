@@ -33,6 +33,7 @@ import json
 import functools
 from dataclasses import dataclass
 from typing import Any, Optional, Union
+from fstsynth import program_json
 from fstsynth.types import Token
 
 BOUNDARY: None = None
@@ -380,82 +381,42 @@ def to_json(node: Any) -> Any:
     raise TypeError(f"not a DSL node: {node!r}")
 
 
-def _tokens(data: dict[str, Any], key: str) -> tuple[Token, ...]:
-    value = data.get(key)
-    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-        raise Error(f"{data.get('type')}: {key!r} must be a list of tokens")
-    return tuple(value)
-
-
-def _int(data: dict[str, Any], key: str) -> int:
-    value = data.get(key)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise Error(f"{data.get('type')}: {key!r} must be an integer")
-    return value
-
-
-def _str(data: dict[str, Any], key: str, *, nullable: bool = False) -> Any:
-    value = data.get(key)
-    if value is None and nullable:
-        return None
-    if not isinstance(value, str):
-        raise Error(f"{data.get('type')}: {key!r} must be a string")
-    return value
-
-
-def _list(data: dict[str, Any], key: str) -> list[Any]:
-    value = data.get(key)
-    if not isinstance(value, list):
-        raise Error(f"{data.get('type')}: {key!r} must be a list")
-    return value
+#: The node classes by their JSON type name (`to_json`'s "type").
+_NODE_TYPES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        Program, Pass, Rule, IsToken, Is, TransformationApplied, TierIs, Not,
+        ReplaceBy, ReplaceAnyBy, Insert, Delete, CopyReplace, CopyInsert, Identity, SetFeatures, Agree,
+    )
+}
 
 
 def from_json(data: Any) -> Any:
-    """Inverse of `to_json`; raises `Error` naming the bad node."""
-    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
-        raise Error(f"expected a DSL node object with a 'type', got {str(data)[:60]!r}")
+    """Inverse of `to_json`; raises `Error` naming the bad node. The document is checked
+    by `fstsynth.program_json` (which a model's reader uses without this module), then
+    built from its table of fields."""
+    try:
+        program_json.check_node(data)
+    except program_json.Error as exc:
+        raise Error(str(exc)) from None
+    return _node(data)
+
+
+def _node(data: dict[str, Any]) -> Any:
+    """The node of a checked document."""
     kind = data["type"]
-    if kind == "Program":
-        return Program(tuple(from_json(p) for p in _list(data, "passes")))
-    if kind == "Pass":
-        return Pass(tuple(from_json(r) for r in _list(data, "rules")))
-    if kind == "Rule":
-        return Rule(
-            tuple(from_json(p) for p in _list(data, "predicates")),
-            from_json(data.get("transformation")),
-        )
-    if kind == "IsToken":
-        return IsToken(_str(data, "token", nullable=True), _int(data, "offset"))
-    if kind == "Is":
-        return Is(_str(data, "feature"), _int(data, "offset"))
-    if kind == "TransformationApplied":
-        return TransformationApplied(from_json(data.get("transformation")), _int(data, "offset"))
-    if kind == "TierIs":
-        inclusive = data.get("inclusive", False)
-        if not isinstance(inclusive, bool):
-            raise Error("TierIs: 'inclusive' must be true or false")
-        return TierIs(_str(data, "tier"), _str(data, "feature", nullable=True), _int(data, "index"), inclusive)
-    if kind == "Not":
-        return Not(from_json(data.get("predicate")))
-    if kind == "ReplaceBy":
-        return ReplaceBy(_str(data, "source"), _tokens(data, "target"))
-    if kind == "ReplaceAnyBy":
-        return ReplaceAnyBy(_tokens(data, "target"))
-    if kind == "Insert":
-        return Insert(_tokens(data, "tokens"))
-    if kind == "Delete":
-        return Delete()
-    if kind == "CopyReplace":
-        return CopyReplace(_int(data, "offset"))
-    if kind == "CopyInsert":
-        return CopyInsert(_int(data, "offset"))
-    if kind == "Identity":
-        return Identity()
     if kind == "SetFeatures":
-        values = data.get("values")
-        if not isinstance(values, dict) or not all(isinstance(v, bool) for v in values.values()):
-            raise Error("SetFeatures: 'values' must map feature names to true/false")
-        return SetFeatures.of(values)
-    if kind == "Agree":
-        return Agree(_tokens(data, "features"), _int(data, "offset"), _str(data, "tier", nullable=True))
-    raise Error(f"unknown DSL node type {kind!r}")
+        return SetFeatures.of(data["values"])
+    fields: dict[str, Any] = {}
+    for held, key in program_json.FIELDS[kind]:
+        value: Any = data.get(key)
+        if held == "nodes":
+            value = tuple(_node(item) for item in value)
+        elif held == "node":
+            value = _node(value)
+        elif held == "tokens":
+            value = tuple(value)
+        elif held == "bool":
+            value = bool(value)
+        fields[key] = value
+    return _NODE_TYPES[kind](**fields)

@@ -53,7 +53,13 @@ def far_key(source: int, target: int) -> str:
 @runtime_checkable
 class StoredTransducers(Protocol):
     """A pair's transducers kept in a file, read when first needed (a model read from
-    disk: `fstsynth.model_file.FarStages`)."""
+    disk: `fstsynth.model_file.FarStages`), or never built
+    (`transducers.UnbuiltTransducers`, whose `load` raises `StageTooLargeError`)."""
+
+    @property
+    def reason(self) -> str | None:
+        """Why the transducers were not built (a stage past `compiler.MAX_STAGE_ARCS`
+        arcs); None: they are stored."""
 
     def load(self) -> "Transducers": ...
 
@@ -122,18 +128,16 @@ class PairModel:
         """Why the pair's transducers were not built (a stage past
         `compiler.MAX_STAGE_ARCS` arcs), or None if they were. Applying needs only the
         tables; exports and the reference path need the transducers."""
-        # Both stand-ins say why: `transducers.UnbuiltTransducers` (a compiled program)
-        # and `model_file.FarStages` (a model read from disk; None when built).
-        reason = getattr(self.stages, "reason", None)
-        return reason if isinstance(reason, str) else None
+        return self.stages.reason if isinstance(self.stages, StoredTransducers) else None
 
-    def transducers(self) -> "Transducers":
+    def transducers(self, name: str | None = None) -> "Transducers":
         """The pair's transducers (read from the model's FAR the first time);
-        `transducers.StageTooLargeError` naming the pair if they were not built."""
+        `transducers.StageTooLargeError` naming the pair (by `name`, default its FAR
+        key) if they were not built."""
         if self.unbuilt is not None:
             from fstsynth.transducers import StageTooLargeError
 
-            raise StageTooLargeError(f"{self.far_key}: {self.unbuilt}")
+            raise StageTooLargeError(f"{name or self.far_key}: {self.unbuilt}")
         if isinstance(self.stages, StoredTransducers):
             return self.stages.load()
         return self.stages

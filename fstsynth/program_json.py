@@ -1,20 +1,23 @@
 """A program's JSON document checked without making its DSL nodes.
 
 Public API:
-    Error, check_program(document) -> int (its number of passes)
+    Error, check_program(document) -> int (its number of passes), check_node(document),
+    FIELDS (per node type, its fields)
 
 Why apart from `fstsynth.dsl.from_json`: a model file keeps each pair's program as JSON,
 and `apply` must refuse a damaged one before any output, but runs the apply tables,
 not the program. Importing `fstsynth.dsl` (its node classes are dataclasses, each made
 at import, and `dataclasses` itself) was a quarter of a one-word `apply`; this module
-imports nothing. It accepts exactly the documents `from_json` accepts, with the same
-message for the first fault (tests/test_program_json.py compares the two on damaged
-documents), so the program read later (`model.StoredProgram`) cannot fail.
+imports nothing. `from_json` checks a document here before it builds nodes from
+`FIELDS`, so both accept the same documents with the same message for the first fault,
+and the program read later (`model.StoredProgram`) cannot fail; what the node classes'
+constructors refuse is checked here again (`_check_values`: tests/test_program_json.py
+reads damaged documents both ways).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 
 class Error(ValueError):
@@ -24,7 +27,7 @@ class Error(ValueError):
 def check_program(document: Any) -> int:
     """Check a program's JSON document as `dsl.from_json` reads it (its first fault:
     `Error`); the number of its passes. A document of another node type is refused."""
-    _check(document)
+    check_node(document)
     if document["type"] != "Program":
         raise Error(f"expected a Program, got a {document['type']!r} node")
     return len(document["passes"])
@@ -53,7 +56,7 @@ def _str_or_null(data: dict[str, Any], key: str) -> None:
 
 
 def _node(data: dict[str, Any], key: str) -> None:
-    _check(data.get(key))
+    check_node(data.get(key))
 
 
 def _nodes(data: dict[str, Any], key: str) -> None:
@@ -61,7 +64,7 @@ def _nodes(data: dict[str, Any], key: str) -> None:
     if not isinstance(value, list):
         raise Error(f"{data.get('type')}: {key!r} must be a list")
     for item in value:
-        _check(item)
+        check_node(item)
 
 
 def _inclusive(data: dict[str, Any], key: str) -> None:
@@ -75,39 +78,49 @@ def _values(data: dict[str, Any], key: str) -> None:
         raise Error("SetFeatures: 'values' must map feature names to true/false")
 
 
-Field = tuple[Callable[[dict[str, Any], str], None], str]
+#: What a field holds: a list of nodes, a node, a list of tokens, an integer, a string,
+#: a string or null, a boolean (absent = false), a feature -> value map.
+FieldKind = Literal["nodes", "node", "tokens", "int", "str", "str?", "bool", "values"]
+Field = tuple[FieldKind, str]
 
-#: Per node type, its fields in the order `from_json` reads them, and how each is checked.
+#: Per node type, its fields (what each holds, its key) in the order they are checked.
+#: `fstsynth.dsl.from_json` builds nodes from the same table once a document passes.
 FIELDS: dict[str, tuple[Field, ...]] = {
-    "Program": ((_nodes, "passes"),),
-    "Pass": ((_nodes, "rules"),),
-    "Rule": ((_nodes, "predicates"), (_node, "transformation")),
-    "IsToken": ((_str_or_null, "token"), (_int, "offset")),
-    "Is": ((_str, "feature"), (_int, "offset")),
-    "TransformationApplied": ((_node, "transformation"), (_int, "offset")),
-    "TierIs": ((_inclusive, "inclusive"), (_str, "tier"), (_str_or_null, "feature"), (_int, "index")),
-    "Not": ((_node, "predicate"),),
-    "ReplaceBy": ((_str, "source"), (_token_list, "target")),
-    "ReplaceAnyBy": ((_token_list, "target"),),
-    "Insert": ((_token_list, "tokens"),),
+    "Program": (("nodes", "passes"),),
+    "Pass": (("nodes", "rules"),),
+    "Rule": (("nodes", "predicates"), ("node", "transformation")),
+    "IsToken": (("str?", "token"), ("int", "offset")),
+    "Is": (("str", "feature"), ("int", "offset")),
+    "TransformationApplied": (("node", "transformation"), ("int", "offset")),
+    "TierIs": (("bool", "inclusive"), ("str", "tier"), ("str?", "feature"), ("int", "index")),
+    "Not": (("node", "predicate"),),
+    "ReplaceBy": (("str", "source"), ("tokens", "target")),
+    "ReplaceAnyBy": (("tokens", "target"),),
+    "Insert": (("tokens", "tokens"),),
     "Delete": (),
-    "CopyReplace": ((_int, "offset"),),
-    "CopyInsert": ((_int, "offset"),),
+    "CopyReplace": (("int", "offset"),),
+    "CopyInsert": (("int", "offset"),),
     "Identity": (),
-    "SetFeatures": ((_values, "values"),),
-    "Agree": ((_token_list, "features"), (_int, "offset"), (_str_or_null, "tier")),
+    "SetFeatures": (("values", "values"),),
+    "Agree": (("tokens", "features"), ("int", "offset"), ("str?", "tier")),
+}
+
+_CHECKS: dict[FieldKind, Callable[[dict[str, Any], str], None]] = {
+    "nodes": _nodes, "node": _node, "tokens": _token_list, "int": _int, "str": _str,
+    "str?": _str_or_null, "bool": _inclusive, "values": _values,
 }
 
 
-def _check(data: Any) -> None:
+def check_node(data: Any) -> None:
+    """Check one node's JSON document and the nodes in it (the first fault: `Error`)."""
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise Error(f"expected a DSL node object with a 'type', got {str(data)[:60]!r}")
     kind = data["type"]
     fields = FIELDS.get(kind)
     if fields is None:
         raise Error(f"unknown DSL node type {kind!r}")
-    for check, key in fields:
-        check(data, key)
+    for kind_of_field, key in fields:
+        _CHECKS[kind_of_field](data, key)
     _check_values(kind, data)
 
 

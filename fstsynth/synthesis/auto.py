@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import replace
 from typing import Iterable, Mapping, Sequence
 
@@ -89,198 +89,200 @@ def cv_splits(pairs: Pairs, k: int, rows: int) -> list[Split]:
     ]
 
 
+class _Trials:
+    """The configurations cross-validated so far, by rank (the order they were added
+    in), with how each did on the held-out rows of `splits`."""
+
+    def __init__(self, splits: list[Split], pool: Executor | None, deadline: Deadline) -> None:
+        self.splits, self.pool, self.deadline = splits, pool, deadline
+        self.options: list[Options] = []
+        self.features: list[Features] = []
+        self.hits: list[tuple[bool, ...]] = []  # whether each held-out row is right, over the splits
+        self.rules: list[list[int]] = []  # rules of the configuration's program on each split
+        self.seconds: dict[str, float] = {}
+        self._folds: list[list[Future[tuple[tuple[bool, ...], dict[str, float], int]]]] = []
+
+    @property
+    def held(self) -> list[int]:
+        """How many held-out rows each configuration predicts right."""
+        return [sum(hits) for hits in self.hits]
+
+    def ahead(self) -> int:
+        """The earliest configuration with the most held-out rows right."""
+        held = self.held
+        return held.index(max(held))
+
+    def add_seconds(self, part: Mapping[str, float]) -> None:
+        for key, value in part.items():
+            self.seconds[key] = self.seconds.get(key, 0.0) + value
+
+    def start(self, opts: Options, feats: Features) -> None:
+        """Add a configuration; in workers, its folds start at once."""
+        self.options.append(opts)
+        self.features.append(feats)
+        if self.pool is not None:
+            self._folds.append([self.pool.submit(_fold, *split, feats, opts, self.deadline) for split in self.splits])
+
+    def score(self, rank: int, what: str) -> None:
+        """Learn and predict each split with configuration `rank` (the next to score)."""
+        hits: list[bool] = []
+        rules: list[int] = []
+        for fold, split in enumerate(self.splits):
+            report("cross-validating", fold, len(self.splits), what)
+            if self.pool is not None:
+                right, part_seconds, part_rules = self._folds[rank][fold].result()
+            else:
+                right, part_seconds, part_rules = _fold(*split, self.features[rank], self.options[rank], self.deadline)
+            hits.extend(right)
+            rules.append(part_rules)
+            self.add_seconds(part_seconds)
+        self.hits.append(tuple(hits))
+        self.rules.append(rules)
+
+    def try_also(self, opts: Options, feats: Features, what: str) -> int:
+        """Cross-validate one more configuration, which competes with the others; its rank."""
+        self.start(opts, feats)
+        self.score(len(self.options) - 1, what)
+        return len(self.options) - 1
+
+
 def learn_auto(
     pairs: Pairs, features: Features, options: Options, k: int, pool: Executor | None, deadline: Deadline
 ) -> LearnResult:
-    seconds: dict[str, float] = {}
     splits = cv_splits(pairs, k, options.cv_rows) if k >= 2 else []
     tested = sum(len(test) for _, test in splits)  # held-out rows per configuration
     # Features derived from IPA (`fstsynth.features`) are tried last, with the variant
     # ahead.
     derived, features = features, without_derived(features)
-
-    def add_seconds(part: Mapping[str, float]) -> None:
-        for key_, value in part.items():
-            seconds[key_] = seconds.get(key_, 0.0) + value
-
-    # Each variant, with the features it learns with.
-    variants: list[Options] = []
-    variant_features: list[Features] = []
+    trials = _Trials(splits, pool, deadline)
     for variant in AUTO_ORDER:
-        opts, feats = configured(replace(options, variant=variant), derived, features)
-        variants.append(opts)
-        variant_features.append(feats)
-    # In workers, every variant's folds are started at once.
-    folds = (
-        [
-            [pool.submit(_fold, *split, feats, opts, deadline) for split in splits]
-            for opts, feats in zip(variants, variant_features)
-        ]
-        if pool is not None and k >= 2
-        else None
-    )
-
-    def held_out_rows(rank: int, opts: Options, feats: Features, what: str) -> tuple[tuple[bool, ...], list[int]]:
-        """Whether each held-out row over the splits is right, and the rules of each
-        split's program."""
-        hits: list[bool] = []
-        rules: list[int] = []
-        for fold, split in enumerate(splits):
-            report("cross-validating", fold, len(splits), what)
-            if folds is not None:
-                right, part_seconds, part_rules = folds[rank][fold].result()
-            else:
-                right, part_seconds, part_rules = _fold(*split, feats, opts, deadline)
-            hits.extend(right)
-            rules.append(part_rules)
-            add_seconds(part_seconds)
-        return tuple(hits), rules
-
-    def record(hits: tuple[bool, ...], rules: list[int]) -> None:
-        hits_by_rank.append(hits)
-        held_by_rank.append(sum(hits))
-        rules_by_rank.append(rules)
-
-    def try_also(opts: Options, feats: Features, what: str) -> None:
-        """Cross-validate one more configuration; it competes with the others."""
-        if folds is not None:
-            assert pool is not None
-            folds.append([pool.submit(_fold, *split, feats, opts, deadline) for split in splits])
-        record(*held_out_rows(len(variants), opts, feats, what))
-        variants.append(opts)
-        variant_features.append(feats)
-
-    hits_by_rank: list[tuple[bool, ...]] = []  # whether each held-out row is right, over the splits
-    held_by_rank: list[int] = []  # how many of them
-    rules_by_rank: list[list[int]] = []  # rules of the configuration's program on each split
-    for rank, opts in enumerate(variants):
+        trials.start(*configured(replace(options, variant=variant), derived, features))
+    for rank, opts in enumerate(list(trials.options)):
         # Every variant is scored even after one predicts every held-out row: another
         # may do as well with clearly fewer rules (final devoicing: one rule in
         # features against one per token pair seen), and that one generalizes to the
         # tokens the rows do not show.
-        record(*(held_out_rows(rank, opts, variant_features[rank], opts.variant) if k >= 2 else ((), [])))
-    most = max(held_by_rank)
-    if k >= 2 and most < tested and not options.plain_letters and has_plain_letters(pairs):
+        trials.score(rank, opts.variant)
+
+    def more_to_gain() -> bool:
+        return k >= 2 and max(trials.held) < tested
+
+    if more_to_gain() and not options.plain_letters and has_plain_letters(pairs):
         # Plain letters first (`plain_letter_pass`), with the variant ahead so far: it
         # pays where an accent says nothing the target keeps, and loses where it does.
-        ahead = held_by_rank.index(most)
-        plain = replace(variants[ahead], plain_letters=True)
-        try_also(plain, variant_features[ahead], plain.variant + " + plain letters")
-    most = max(held_by_rank)
-    if k >= 2 and most < tested and derived is not features:
+        ahead = trials.ahead()
+        plain = replace(trials.options[ahead], plain_letters=True)
+        trials.try_also(plain, trials.features[ahead], plain.variant + " + plain letters")
+    if more_to_gain() and derived is not features:
         # With them, conjunctions of one atom fewer: they multiply the atoms, and the
         # search with them (100 spelling -> IPA pairs, one run) took 51 s at 3 atoms,
         # 11 s at 2 (7.5 s without them at 3); on 100 pairs of another orthography,
         # held-out Exact was 71.6% at 2 and 67.8% at 3.
-        ahead = held_by_rank.index(most)
-        fewer = replace(
-            variants[ahead], max_conjuncts=max(1, variants[ahead].max_conjuncts - 1), derived_tests=True
-        )
-        try_also(fewer, derived, fewer.variant + " + IPA features")
-    most = max(held_by_rank)
+        ahead_options = trials.options[trials.ahead()]
+        fewer = replace(ahead_options, max_conjuncts=max(1, ahead_options.max_conjuncts - 1), derived_tests=True)
+        trials.try_also(fewer, derived, fewer.variant + " + IPA features")
     affix_try: int | None = None  # the configuration with the whole-affix pass
-    if k >= 2 and most < tested and not options.affixes and forms_of_words(pairs):
+    if more_to_gain() and not options.affixes and forms_of_words(pairs):
         # The whole-affix pass first (`affixes.affix_pass`), with the variant ahead: the
         # 2017 baseline's lookup of the longest word end seen, as a program, where it
         # predicts held-out rows better than rules on single segments.
-        ahead = held_by_rank.index(most)
-        affixed = replace(variants[ahead], affixes=LONGEST_AFFIX)
-        affix_try = len(held_by_rank)
-        try_also(affixed, variant_features[ahead], affixed.variant + " + affixes")
-    most = max(held_by_rank)
+        ahead = trials.ahead()
+        affixed = replace(trials.options[ahead], affixes=LONGEST_AFFIX)
+        affix_try = trials.try_also(affixed, trials.features[ahead], affixed.variant + " + affixes")
     chunk_tries: list[int] = []  # the configurations aligned by chunks in place of the words
-    if k >= 2 and most < tested and options.chunks == "cv":
+    if more_to_gain() and options.chunks == "cv":
         # Each word-by-word configuration that generalizes as well as the best (within
         # one standard error) is tried aligned by chunks: which one the chunks suit best
         # is not the one that did best word by word (a variant that read a consistent
         # alignment's rules better, when the words were aligned inconsistently, ties).
-        within = _within_band(_ranks_but(len(held_by_rank), affix_try), held_by_rank, tested)
+        within = _within_band(_ranks_but(len(trials.hits), affix_try), trials.held, tested)
         if len(pairs) > LARGE_INPUT:
-            within = _large_input_chunk_tries(within, held_by_rank, rules_by_rank, tested)
+            within = _large_input_chunk_tries(within, trials.held, trials.rules, tested)
         for rank in within:
-            chunked = replace(variants[rank], chunks="on")
-            chunk_tries.append(len(held_by_rank))
-            try_also(chunked, variant_features[rank], chunked.variant + " + chunk alignment")
-    # The one-standard-error rule: among the configurations whose held-out count is
-    # within one standard error of the best (sqrt(p(1 - p) / n) of a share p over n
-    # rows), those whose programs the shortest (fewest rules over the splits) is not
-    # clearly shorter than (no longer on any split, shorter on some); of those the
-    # earliest (the simpler configuration: the paper's best variant first, the extra
-    # pass and the extra features last). Held-out counts closer than that are noise
-    # (100 rows at 73%: 4.4 rows), and so is a lead in rules that some split reverses
-    # (259 rules against 268 over three splits, but 92 against 90 on one of them):
-    # neither breaks a tie. Of programs that generalize alike the clearly shorter
-    # states the broader rules. Without cross-validation every variant is learned
-    # from all rows and the shortest program wins.
-    #
-    # Aligned by chunks, the best configuration (by the same rule among the chunk tries)
-    # is taken where it predicts more held-out rows than the best word-by-word one
-    # beyond one standard error, or, predicting some and no fewer than the chosen one,
-    # with fewer rules on every split: where the column pair's words are aligned
-    # consistently, the same correspondences cost fewer rules in every sample (3
-    # splits of 100 noun forms: 79 held-out rows either way, 19/12/23 rules against
-    # 27/22/26). A lead in rules on some splits only is what the alignment itself does
-    # to a program's length, and counts for nothing; nor does a tie where no held-out
-    # row is right.
-    if k >= 2:
-        by_word = [rank for rank in _ranks_but(len(held_by_rank), affix_try) if rank not in chunk_tries]
-        chosen = _one_standard_error(by_word, held_by_rank, rules_by_rank, tested)
-        if chunk_tries:
-            most = max(held_by_rank[rank] for rank in by_word)
-            band = _standard_error(most, tested)
-            by_chunks = _one_standard_error(chunk_tries, held_by_rank, rules_by_rank, tested)
-            beyond = held_by_rank[by_chunks] > most + band
-            shorter = (
-                held_by_rank[by_chunks] >= held_by_rank[chosen] > 0
-                and all(a < b for a, b in zip(rules_by_rank[by_chunks], rules_by_rank[chosen]))
-            )
-            if beyond or shorter:
-                chosen = by_chunks
-        if affix_try is not None:
-            # The memorized word ends are taken only where they predict more held-out
-            # rows than every rule program beyond one standard error of the
-            # difference: on a few rows, a lead within it was noise, and the rules the
-            # passes after it learned from the rows it left wrong (Finnish inessive ->
-            # nominative, 10 held-out rows: 3 right against 2) were wrong on most new
-            # words. Both predict the same rows, so the difference is measured row by
-            # row (`_beyond_paired_error`): a lead of 2 rows of 22 that the other gets
-            # right on none is no noise, though each count's own error is 2.2 rows.
-            if all(
-                _beyond_paired_error(hits_by_rank[affix_try], hits)
-                for rank, hits in enumerate(hits_by_rank)
-                if rank != affix_try
-            ):
-                chosen = affix_try
-        tied = [chosen]
-        for rank, opts in enumerate(variants[: len(held_by_rank)]):
-            log.debug(
-                "auto: %s (conjuncts %d, plain letters %s, affixes %d, chunks %s): %d of %d held-out rows, "
-                "%d rules %s%s, rows right %s",
-                opts.variant, opts.max_conjuncts, opts.plain_letters, opts.affixes, opts.chunks,
-                held_by_rank[rank], tested,
-                sum(rules_by_rank[rank]), rules_by_rank[rank], " (chosen)" if rank == chosen else "",
-                "".join("+" if hit else "." for hit in hits_by_rank[rank]),
-            )
-    else:
-        tied = list(range(len(variants)))
+            chunked = replace(trials.options[rank], chunks="on")
+            chunk_tries.append(trials.try_also(chunked, trials.features[rank], chunked.variant + " + chunk alignment"))
+    # Without cross-validation every variant is learned from all rows and the shortest
+    # program wins.
+    tied = [_chosen(trials, tested, affix_try, chunk_tries)] if k >= 2 else list(range(len(trials.options)))
     if pool is not None and len(tied) > 1:
-        futures = [pool.submit(fit, pairs, variant_features[rank], variants[rank], deadline) for rank in tied]
+        futures = [pool.submit(fit, pairs, trials.features[rank], trials.options[rank], deadline) for rank in tied]
         results = [future.result() for future in futures]
     else:
-        results = [fit(pairs, variant_features[rank], variants[rank], deadline) for rank in tied]
+        results = [fit(pairs, trials.features[rank], trials.options[rank], deadline) for rank in tied]
     best_key = None
     best: LearnResult | None = None
     for rank, result in zip(tied, results):
-        add_seconds(result.seconds)
+        trials.add_seconds(result.seconds)
         key = (result.program.rule_count, rank)
         if best_key is None or key < best_key:
-            held_out = held_by_rank[rank] / tested if k >= 2 else None
+            held_out = trials.held[rank] / tested if k >= 2 else None
             best_key, best = key, replace(result, held_out=held_out)
     assert best is not None
     # Said in `learn`'s summary where the choice read a sample of the rows.
     read = len({row for split in splits for part in split for row in part})
-    cv_sample = (len(held_by_rank), read, len(pairs)) if k >= 2 and read < len(set(pairs)) else None
-    return replace(best, seconds=seconds, cv_sample=cv_sample)
+    cv_sample = (len(trials.hits), read, len(pairs)) if k >= 2 and read < len(set(pairs)) else None
+    return replace(best, seconds=trials.seconds, cv_sample=cv_sample)
+
+
+def _chosen(trials: _Trials, tested: int, affix_try: int | None, chunk_tries: list[int]) -> int:
+    """The configuration cross-validation picks.
+
+    The one-standard-error rule: among the configurations whose held-out count is
+    within one standard error of the best (sqrt(p(1 - p) / n) of a share p over n
+    rows), those whose programs the shortest (fewest rules over the splits) is not
+    clearly shorter than (no longer on any split, shorter on some); of those the
+    earliest (the simpler configuration: the paper's best variant first, the extra
+    pass and the extra features last). Held-out counts closer than that are noise
+    (100 rows at 73%: 4.4 rows), and so is a lead in rules that some split reverses
+    (259 rules against 268 over three splits, but 92 against 90 on one of them):
+    neither breaks a tie. Of programs that generalize alike the clearly shorter
+    states the broader rules.
+
+    Aligned by chunks, the best configuration (by the same rule among the chunk tries)
+    is taken where it predicts more held-out rows than the best word-by-word one
+    beyond one standard error, or, predicting some and no fewer than the chosen one,
+    with fewer rules on every split: where the column pair's words are aligned
+    consistently, the same correspondences cost fewer rules in every sample (3
+    splits of 100 noun forms: 79 held-out rows either way, 19/12/23 rules against
+    27/22/26). A lead in rules on some splits only is what the alignment itself does
+    to a program's length, and counts for nothing; nor does a tie where no held-out
+    row is right.
+    """
+    held, rules = trials.held, trials.rules
+    by_word = [rank for rank in _ranks_but(len(held), affix_try) if rank not in chunk_tries]
+    chosen = _one_standard_error(by_word, held, rules, tested)
+    if chunk_tries:
+        most = max(held[rank] for rank in by_word)
+        band = _standard_error(most, tested)
+        by_chunks = _one_standard_error(chunk_tries, held, rules, tested)
+        beyond = held[by_chunks] > most + band
+        shorter = held[by_chunks] >= held[chosen] > 0 and all(a < b for a, b in zip(rules[by_chunks], rules[chosen]))
+        if beyond or shorter:
+            chosen = by_chunks
+    if affix_try is not None:
+        # The memorized word ends are taken only where they predict more held-out
+        # rows than every rule program beyond one standard error of the
+        # difference: on a few rows, a lead within it was noise, and the rules the
+        # passes after it learned from the rows it left wrong (Finnish inessive ->
+        # nominative, 10 held-out rows: 3 right against 2) were wrong on most new
+        # words. Both predict the same rows, so the difference is measured row by
+        # row (`_beyond_paired_error`): a lead of 2 rows of 22 that the other gets
+        # right on none is no noise, though each count's own error is 2.2 rows.
+        if all(
+            _beyond_paired_error(trials.hits[affix_try], hits)
+            for rank, hits in enumerate(trials.hits)
+            if rank != affix_try
+        ):
+            chosen = affix_try
+    for rank, opts in enumerate(trials.options):
+        log.debug(
+            "auto: %s (conjuncts %d, plain letters %s, affixes %d, chunks %s): %d of %d held-out rows, "
+            "%d rules %s%s, rows right %s",
+            opts.variant, opts.max_conjuncts, opts.plain_letters, opts.affixes, opts.chunks,
+            held[rank], tested, sum(rules[rank]), rules[rank], " (chosen)" if rank == chosen else "",
+            "".join("+" if hit else "." for hit in trials.hits[rank]),
+        )
+    return chosen
 
 
 def _large_input_chunk_tries(
