@@ -33,6 +33,7 @@ row's first known cell), so every answer file is complete.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,9 +41,11 @@ from typing import Mapping, Sequence
 
 from fstsynth.fileio import atomic_write_text
 from fstsynth.learning import learn_model
-from fstsynth.model import Model, PairModel
+from fstsynth.model import Error, Model, PairModel
 from fstsynth.problem import Problem, Word
 from fstsynth.synthesis import Options
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,19 @@ def fallback_report(problem: Problem) -> SolveReport:
     return SolveReport(problem.name, answers, None)
 
 
+def _learn_checks(problem: Problem, model: Model, options: Options) -> dict[tuple[int, int], PairModel]:
+    """The programs of `check_pairs`, each learned on its own: a check is optional, so
+    one that cannot be learned (out of time, say) is left out with a warning, and the
+    cells are filled without it."""
+    learned: dict[tuple[int, int], PairModel] = {}
+    for pair in check_pairs(problem, model):
+        try:
+            learned.update(learn_model(problem, options, pairs=[pair]).pairs)
+        except Error as exc:
+            log.warning("%s: the check %s is left out: %s", problem.name, pair, exc)
+    return learned
+
+
 def solve_problem(
     problem: Problem,
     options: Options = Options(),
@@ -184,10 +200,7 @@ def solve_problem(
     started = time.perf_counter()
     pairs = needed_pairs(problem)
     model = learn_model(problem, options, pairs=pairs) if pairs else None
-    checks: dict[tuple[int, int], PairModel] = {}
-    if model is not None:
-        more = check_pairs(problem, model)
-        checks = {**model.pairs, **(learn_model(problem, options, pairs=more).pairs if more else {})}
+    checks = {**model.pairs, **_learn_checks(problem, model, options)} if model is not None else {}
     learned = time.perf_counter()
     answers = []
     for i, j in problem.queries:

@@ -115,3 +115,23 @@ def test_check_pairs_are_learned_only_where_candidates_disagree():
     # A pair the model has already is not learned again.
     known = _model(_pm(0, 2, "x", 0.6), _pm(1, 2, "y", 0.5), _pm(2, 1, "b", 0.5))
     assert check_pairs(problem(rows), known) == [(2, 0)]
+
+
+def test_a_check_that_cannot_be_learned_is_left_out(monkeypatch, caplog):
+    import fstsynth.solve as solve
+    from fstsynth.model import Error
+
+    rows = (("a", "b", "x"), ("a", "b", "y"), ("a", "b", None))
+    cells = tuple(tuple(None if c is None else (c,) for c in r) for r in rows)
+    problem = Problem("t", ("c0", "c1", "c2"), cells, ((2, 2),))
+    forward = _model(_pm(0, 2, "x", 0.6), _pm(1, 2, "y", 0.5))
+
+    def learn(problem, options, pairs):
+        if sorted(pairs) == [(0, 2), (1, 2)]:
+            return forward
+        raise Error(f"column pair {pairs}: time limit reached")
+
+    monkeypatch.setattr(solve, "learn_model", learn)
+    report = solve.solve_problem(problem)
+    assert [(a.word, a.source) for a in report.answers] == [(("x",), 0)]
+    assert "the check (2, 0) is left out" in caplog.text and "the check (2, 1) is left out" in caplog.text
