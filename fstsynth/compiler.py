@@ -57,6 +57,7 @@ from typing import Iterable, Iterator, Mapping, Sequence, TypeVar
 import numpy as np
 import pynini
 
+from fstsynth.annotations import CHECK_EVERY, LeftRules, right_groups
 from fstsynth.bimachine import (
     PassMachine,
     TimeLimitError,
@@ -139,10 +140,6 @@ class _Symbols:
 # ------------------------------------------------------------------ building FSTs
 
 
-#: Items of a Python loop between two deadline checks (each item costs microseconds).
-CHECK_EVERY = 1024
-
-
 def _checked(items: list[T], deadline: float | None) -> Iterator[T]:
     """`items`, checking the deadline every `CHECK_EVERY` of them: a long loop would
     otherwise run far past it."""
@@ -211,7 +208,7 @@ def _annotator(
     tokens = len(m.tokens)
     rights = t.right_mask.shape[0]
     right_next = t.right_table()
-    lefts = _LeftRules(t.left_mask)
+    lefts = LeftRules(t.left_mask)
     # Right states share masks: each distinct one is annotated once per class.
     mask_of, mask_first = group_rows(t.right_mask)
     right_masks = t.right_mask[mask_first]
@@ -224,13 +221,13 @@ def _annotator(
     for c in range(t.class_mask.shape[0]):
         check_deadline(deadline)
         masks = t.class_mask[c][None, :] & right_masks  # per distinct right mask
-        per_class.append((masks, *_annotations(m, lefts, masks, False, deadline, mask_of)))
+        per_class.append((masks, *right_groups(m, lefts, masks, False, deadline, mask_of)))
         symbols += int(np.count_nonzero(sym_class == c)) * len(per_class[-1][2])
         if most_symbols is not None and symbols > most_symbols and c + 1 < t.class_mask.shape[0]:
             raise _TooManySymbols(symbols, counted_all=False)
     start_masks = t.start_mask[None, :] & right_masks
-    start_kinds, start_first = _annotations(
-        m, _LeftRules(t.left_mask[t.left_start][None, :]), start_masks, True, deadline, mask_of
+    start_kinds, start_first = right_groups(
+        m, LeftRules(t.left_mask[t.left_start][None, :]), start_masks, True, deadline, mask_of
     )
     symbols += len(start_first)
     if most_symbols is not None and symbols > most_symbols:
@@ -279,92 +276,6 @@ def _annotator(
         [{k: int(m.right_copy[rho, n]) for n, k in enumerate(copy_offsets)} for rho in first],
     )
     return fst, read, start
-
-
-class _LeftRules:
-    """Left states as their decisions need them: per rule, the set of distinct left
-    masks that hold it (a Python int, bit k for the k-th distinct mask), and the rules
-    every left mask holds."""
-
-    def __init__(self, left_masks: np.ndarray) -> None:
-        distinct = np.ascontiguousarray(left_masks[group_rows(left_masks)[1]])
-        self.count = len(distinct)
-        self.every = np.bitwise_and.reduce(distinct, axis=0)
-        self.holders: list[int] = []
-        for w in range(distinct.shape[1]):
-            bits = np.unpackbits(distinct[:, w : w + 1].view(np.uint8), axis=1, bitorder="little")  # [left, bit]
-            packed = np.packbits(np.ascontiguousarray(bits.T), axis=1, bitorder="little")  # [bit, left bytes]
-            self.holders += [int.from_bytes(row.tobytes(), "little") for row in packed]
-
-
-def _annotations(
-    m: PassMachine,
-    lefts: _LeftRules,
-    masks: np.ndarray,
-    at_start: bool,
-    deadline: float | None,
-    mask_of: np.ndarray | None = None,
-) -> tuple[np.ndarray, list[int]]:
-    """Group right states by what a decider needs of them: the decision in every left
-    state (the lowest rule of `left_mask & masks[mask_of[right]]`; `mask_of` None: a
-    row of `masks` per right state) and the tokens at the right offsets those
-    decisions copy. Returns the group of each right state and a
-    representative right state per group (the first), numbered in order of first
-    appearance.
-
-    The left x right table of decisions is never built. A right mask's column of
-    decisions over the left states is told by the rules that decide somewhere in it
-    (its *deciding* rules: going through the mask's rules in order, each one that
-    holds in a left mask no earlier one of them holds in): the decision in a left
-    state is then the first deciding rule it holds, or none. So right masks are
-    grouped by their deciding rules, found with a set of left masks per rule, a few
-    integer operations per rule of the mask."""
-    t = m.tables.numpy()
-    offsets = m.right_copy_offsets
-    reads = np.array(
-        [[any(kind != CONSTANT and value == offset for kind, value in m.template(d, at_start)) for offset in offsets]
-         for d in range(t.rules + 1)],
-        dtype=bool,
-    ).reshape(t.rules + 1, len(offsets))
-    readers = [sum(1 << d for d in np.nonzero(reads[: t.rules, n])[0].tolist()) for n in range(len(offsets))]
-    # A rule every left mask holds decides, in a right mask that has it, for every
-    # left state: the right mask's later rules never matter. Cut them, then number
-    # the distinct masks.
-    rights = _through(masks, lowest_rules(np, masks & lefts.every, t.rules))
-    right_group, right_first = group_rows(rights)
-    holders, every_left = lefts.holders, (1 << lefts.count) - 1
-    column_ids: dict[int, int] = {}
-    column = np.empty(len(right_first), dtype=np.int64)
-    needed = np.zeros((len(right_first), len(offsets)), dtype=bool)
-    for k, row in enumerate(np.ascontiguousarray(rights[right_first])):
-        if k % CHECK_EVERY == 0:
-            check_deadline(deadline)
-        rest, covered, deciding = int.from_bytes(row.tobytes(), "little"), 0, 0
-        while rest and covered != every_left:
-            low = rest & -rest
-            rest ^= low
-            held = holders[low.bit_length() - 1]
-            if held & ~covered:
-                deciding |= low
-                covered |= held
-        column[k] = column_ids.setdefault(deciding, len(column_ids))
-        for n in range(len(offsets)):
-            needed[k, n] = bool(deciding & readers[n]) or (covered != every_left and reads[t.rules, n])
-    group = right_group if mask_of is None else right_group[mask_of]  # per right state
-    columns = [column[group][:, None]]
-    for n in range(len(offsets)):
-        columns.append(np.where(needed[group, n], m.right_copy[:, n], -2)[:, None])
-    return group_rows(np.concatenate(columns, axis=1))
-
-
-def _through(masks: np.ndarray, last: np.ndarray) -> np.ndarray:
-    """`masks` with the bits past `last` (a rule index per row) cleared."""
-    first_bit = 64 * np.arange(masks.shape[1], dtype=np.int64)[None, :]
-    kept = np.clip(last[:, None] + 1 - first_bit, 0, 64).astype(np.uint64)  # low bits kept per word
-    full = np.uint64(0xFFFFFFFFFFFFFFFF)
-    # (1 << 64) overflows: whole words are kept as all ones.
-    partial = (np.uint64(1) << np.minimum(kept, np.uint64(63))) - np.uint64(1)
-    return masks & np.where(kept == 64, full, partial)
 
 
 def _plain_decider(m: PassMachine, syms: _Symbols, out_label: np.ndarray, deadline: float | None) -> pynini.Fst:

@@ -20,7 +20,7 @@ LAYERS: list[set[str]] = [
     {"dsl", "program_json", "features", "problem", "alignment", "alignment_affinity", "table_format"},
     {"interpreter", "chunks", "pairngram", "rule_shape", "rules_text", "dsl_parser", "pass_decisions"}
     | {"tables", "batch_walker", "word_walker", "_walk"},
-    {"bimachine", "far", "transducers", "block_walker", "spe"},
+    {"bimachine", "annotations", "far", "transducers", "block_walker", "spe"},
     {"compiler", "synthesis"},
     {"random_programs", "evaluation"},
     {"model"},  # models as values: what a model is and does with a word
