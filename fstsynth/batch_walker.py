@@ -113,31 +113,22 @@ class _Rows:
 
 @dataclass(frozen=True, eq=False)
 class _CompactSteps:
-    """Both automata's steps as the tables keep them (`fstsynth.table_format.PassTables`):
-    from state s on class c to `next[row[s] + column[c]]` (rows premultiplied)."""
+    """One automaton's steps as the tables keep them (`fstsynth.table_format.PassTables`):
+    from state s on class c to `next[row[s] + column[c]]` (`next` flat, rows
+    premultiplied)."""
 
-    left_next: "np.ndarray"
-    left_row: "np.ndarray"
-    left_column: "np.ndarray"
-    right_next: "np.ndarray"
-    right_row: "np.ndarray"
-    right_column: "np.ndarray"
+    next: "np.ndarray"
+    row: "np.ndarray"
+    column: "np.ndarray"
 
     @classmethod
-    def of(cls, np: Any, p: NumpyPass) -> "_CompactSteps":
-        def side(nxt: "np.ndarray", row: "np.ndarray", column: "np.ndarray") -> tuple["np.ndarray", ...]:
-            return (nxt.reshape(-1).astype(np.int64), row.astype(np.int64) * nxt.shape[1], column.astype(np.int64))
+    def of(cls, np: Any, nxt: "np.ndarray", row: "np.ndarray", column: "np.ndarray") -> "_CompactSteps":
+        return cls(nxt.reshape(-1).astype(np.int64), row.astype(np.int64) * nxt.shape[1], column.astype(np.int64))
 
-        return cls(*side(p.left_next, p.left_row, p.left_column), *side(p.right_next, p.right_row, p.right_column))
-
-    def right_step(self, cls: "np.ndarray") -> "Step":
-        column = self.right_column.take(cls)
-        nxt, row = self.right_next, self.right_row
-        return lambda now, a, k: nxt.take(row.take(now) + column[a : a + k])
-
-    def left_step(self, cls: "np.ndarray") -> "Step":
-        column = self.left_column.take(cls)
-        nxt, row = self.left_next, self.left_row
+    def step(self, cls: "np.ndarray") -> "Step":
+        """Its step over the batch whose positions have classes `cls`."""
+        column = self.column.take(cls)
+        nxt, row = self.next, self.row
         return lambda now, a, k: nxt.take(row.take(now) + column[a : a + k])
 
 
@@ -169,8 +160,9 @@ class BatchPass:
     - `left_m[state * classes + cls]`: the left automaton, its states kept multiplied
       by `classes` (one addition, one lookup a step);
     - `compact`: instead of these (both None), where an automaton's full table would
-      have more than `EXPANDED_STEPS_MAX` entries, the steps in the tables' compact form
-      (`_CompactSteps`); decisions are then computed from the masks;
+      have more than `EXPANDED_STEPS_MAX` entries, both automata's steps (left, right)
+      in the tables' compact form (`_CompactSteps`); decisions are then computed from
+      the masks;
     - the decision at a position is the lowest rule in left_mask[left] & class_mask[cls]
       & right_mask[right]; the left and class masks together take few distinct values,
       so `candidate_r[left * classes + cls]` numbers them (times `rights`) and
@@ -191,7 +183,7 @@ class BatchPass:
     right_t: "np.ndarray | None"
     left_m: "np.ndarray | None"
     left_start_m: int
-    compact: "_CompactSteps | None"
+    compact: "tuple[_CompactSteps, _CompactSteps] | None"
     candidate_r: "np.ndarray | None"
     decide: "np.ndarray | None"
     start_decide: "np.ndarray"
@@ -209,7 +201,8 @@ class BatchPass:
         compact = None
         if max(lefts, rights) * classes > EXPANDED_STEPS_MAX:
             # Steps through the compact form (two lookups), decisions from the masks.
-            compact = _CompactSteps.of(np, p)
+            compact = (_CompactSteps.of(np, p.left_next, p.left_row, p.left_column),
+                       _CompactSteps.of(np, p.right_next, p.right_row, p.right_column))
         else:
             left = p.left_mask[:, None, :] & p.class_mask[None, :, :]  # [left, class, words]
             masks = np.ascontiguousarray(left.reshape(-1, words))
@@ -267,7 +260,7 @@ class BatchPass:
         compact = self.compact
         if self.rights > 1:
             if compact is not None:
-                right_step = compact.right_step(cls)
+                right_step = compact[1].step(cls)
             else:
                 right_t, cls_r = self.right_t, cls * self.rights
                 assert right_t is not None
@@ -275,7 +268,7 @@ class BatchPass:
             rho = _walk(np, count, rho_start, going, row, right_step, backward=True)
         if compact is not None:  # (`key`: the left state itself)
             start = np.full(n, self.p.left_start, dtype=np.int32)
-            key = _walk(np, count, start, going, row, compact.left_step(cls), backward=False)
+            key = _walk(np, count, start, going, row, compact[0].step(cls), backward=False)
         elif self.lefts > 1:  # (`key`: the left state times `classes`, plus the class)
             left_m = self.left_m
             assert left_m is not None
