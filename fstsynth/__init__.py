@@ -12,7 +12,11 @@ compiler pull in lingpy and Pynini).
 
 from __future__ import annotations
 
-from typing import Any
+# Not `from typing import ...`: `python -m fstsynth` runs this before `main` installs its
+# Ctrl-C handler, and a Ctrl-C while typing was being imported ended in a traceback.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["learn", "load", "compile", "Model"]
 

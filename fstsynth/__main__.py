@@ -11,7 +11,12 @@ exit code 130, not a traceback. Nothing has been written by then.
 """
 
 import sys
-from typing import NoReturn
+
+# Nothing but `sys` before `main` installs its Ctrl-C handler (a Ctrl-C while this module
+# imported `typing` ended in a traceback); the annotations below are strings for that.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 INTERRUPTED = 130
 NOTHING_WRITTEN = "files being written were left as they were"
@@ -62,7 +67,7 @@ def main() -> None:
         raise
 
 
-def _interrupted_at_start() -> NoReturn:
+def _interrupted_at_start() -> "NoReturn":
     sys.stderr.write(f"fstsynth: interrupted; {NOTHING_WRITTEN}\n")
     _forget_unhandled_interrupt()
     sys.exit(INTERRUPTED)
