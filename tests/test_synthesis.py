@@ -366,3 +366,44 @@ def test_a_change_seen_only_at_the_word_edge_stays_at_the_edge():
         program = learn_variant(pairs, features, Options(variant="token", edge_prior=prior)).program
         assert all(run(program, s, features) == t for s, t in pairs)
         assert " ".join(run(program, medial, features)) == want, program
+
+
+# Indonesian meN- verbs (real words; not the textbook suite's): the prefix `m ə-`, and
+# a nasal whose place is the root's first consonant's (`m ə n-` before d, `m ə m-`
+# before b, `m ə ŋ-` before ɡ and vowels), a voiceless stop or s replaced by it, none
+# before a sonorant.
+MEN_VERBS = [
+    ("t u t u p", "m ə n u t u p"), ("p a n d a ŋ", "m ə m a n d a ŋ"), ("s i m p a n", "m ə ɲ i m p a n"),
+    ("k a t a", "m ə ŋ a t a"), ("d u d u k", "m ə n d u d u k"), ("b a j a r", "m ə m b a j a r"),
+    ("d a t a ŋ", "m ə n d a t a ŋ"), ("ɡ a n t i", "m ə ŋ ɡ a n t i"), ("l a w a n", "m ə l a w a n"),
+    ("r a w a t", "m ə r a w a t"), ("a d͡ʒ a r", "m ə ŋ a d͡ʒ a r"), ("n a n t i", "m ə n a n t i"),
+]
+
+
+def test_a_prefix_is_written_first_and_its_allomorphs_read_the_prefix():
+    # The prefix every word takes is one rule reading no token: a root whose first
+    # token no training word starts with (w, m) still gets it. What the first token
+    # makes of it is read next to the prefix (`TransformationApplied` of its insertion,
+    # a morpheme edge), not anywhere: `s` -> `ɲ` after `m ə` only, not at the end of
+    # `w a r i s`.
+    pairs = [(tuple(a.split()), tuple(b.split())) for a, b in MEN_VERBS]
+    result = learn(pairs, {}, Options(variant="feature"))
+    assert [str(rule) for rule in result.program.passes[0].rules] == ['IfThen(IsToken(w, $, 0), Insert(x, "m ə"))']
+    for word, want in [("w a r i s", "m ə w a r i s"), ("m a s a k", "m ə m a s a k"), ("t u l i s", "m ə n u l i s")]:
+        assert " ".join(run(result.program, tuple(word.split()), {})) == want
+
+
+def test_no_prefix_pass_where_the_word_starts_get_no_shared_tokens():
+    # Swahili m- -> wa-, ki- -> vi-: no tokens begin what most words get at their start.
+    from fstsynth.synthesis.examples import tagged_examples
+    from fstsynth.synthesis.first_passes import prefix_pass
+
+    rows = [("m l e v i", "w a l e v i"), ("m z e e", "w a z e e"), ("k i j a t u", "v i j a t u"),
+            ("k i l i m a", "v i l i m a")]
+    examples = [
+        ex for a, b in rows for ex in tagged_examples([(t, None) for t in a.split()], tuple(b.split()), {}, "global")
+    ]
+    assert not prefix_pass(examples).rules
+    pairs = [(tuple(a.split()), tuple(b.split())) for a, b in MEN_VERBS]
+    examples = [ex for a, b in pairs for ex in tagged_examples([(t, None) for t in a], b, {}, "global")]
+    assert [str(rule) for rule in prefix_pass(examples).rules] == ['IfThen(IsToken(w, $, 0), Insert(x, "m ə"))']
