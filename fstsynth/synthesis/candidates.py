@@ -41,7 +41,6 @@ from fstsynth.synthesis.ranking import (
     TIERS,
     UNANCHORED_CHANGE_COST,
     UNANCHORED_INSERT_COST,
-    affix_test,
     grows,
     predicate_cost,
     transformation_cost,
@@ -212,7 +211,7 @@ class _Atoms:
         return cls(
             index,
             {p: predicate_cost(p, variant) for p in usable},
-            {p: (isinstance(p, IsToken) and p.token is BOUNDARY) or affix_test(p) for p in usable},
+            {p: isinstance(p, IsToken) and p.token is BOUNDARY for p in usable},
             {p: f"IfThen({p}, " for p in usable},
         )
 

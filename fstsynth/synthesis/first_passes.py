@@ -3,7 +3,6 @@
 Public API:
     is_transcription(pairs), token_map_pass(examples)
     plain_letter_pass(examples, target_vocab), has_plain_letters(pairs)
-    prefix_pass(examples)
 
 Each is a pass of `ReplaceBy` rules with no conditions, learned from counts over the
 aligned examples: part of the program (and so of the transducer), after which the rule
@@ -12,11 +11,10 @@ passes only learn what depends on context.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Sequence
 
 from fstsynth.alignment import base_letters
-from fstsynth.dsl import BOUNDARY, Insert, IsToken, Pass, ReplaceBy, Rule
+from fstsynth.dsl import Pass, ReplaceBy, Rule
 from fstsynth.interpreter import START
 from fstsynth.synthesis.examples import TaggedExample
 from fstsynth.types import Token, Word
@@ -122,36 +120,3 @@ def has_plain_letters(pairs: Sequence[tuple[Word, Word]]) -> bool:
     src_vocab = {t for s, _ in pairs for t in s}
     tgt_vocab = {t for _, tgt in pairs for t in tgt}
     return any(_plain_letter(x, tgt_vocab) in tgt_vocab for x in src_vocab)
-
-
-#: A prefix (`prefix_pass`) begins what at least this share of the words get at their
-#: start.
-_PREFIX_SHARE = 0.75
-#: ... and is all that this many words get there at least (one may merely start so).
-_BARE_WORDS = 2
-
-
-def prefix_pass(examples: Sequence[TaggedExample]) -> Pass:
-    """One rule writing, before every word, the tokens that what most words get at
-    their start begins with (Indonesian `m ə-` of `m ə n-`, `m ə m-`, `m ə ŋ-`...), or
-    no rule. A prefix is one morphological operation: written by rules that each read
-    the first token, a word whose first token no training word starts with gets none;
-    written first, the passes after it learn only its allomorphy, what the first tokens
-    make of it."""
-    starts = [ex.output for ex in examples if ex.position == START]
-    if not starts:
-        return Pass(())
-    head: Word = ()
-    for length in range(1, max(len(out) for out in starts) + 1):
-        heads = Counter(out[:length] for out in starts if len(out) >= length)
-        if not heads:
-            break
-        best, count = min(heads.items(), key=lambda kv: (-kv[1], kv[0]))
-        if count < _PREFIX_SHARE * len(starts):
-            break
-        head = best
-    # The prefix's elsewhere form, bare, is what some words get (Indonesian `m ə l i h a
-    # t`): where none does (Russian `p ɐ d-` / `p ɐ t-`), the shared tokens are no
-    # affix of their own, and the whole alternant is left to the start's rules.
-    bare = sum(out == head for out in starts)
-    return Pass((Rule((IsToken(BOUNDARY, 0),), Insert(head)),)) if head and bare >= _BARE_WORDS else Pass(())

@@ -29,7 +29,6 @@ from fstsynth.dsl import (
     Rule,
     SetFeatures,
     TierIs,
-    TransformationApplied,
     Transformation,
     CopyInsert,
 )
@@ -107,17 +106,8 @@ def transformation_cost(tr: Transformation) -> float:
 
 
 def anchored(rule: Rule) -> bool:
-    """Does the rule test a word edge, or an affix an earlier pass inserted?"""
-    return any(not test.negated for test in shape_of(rule).boundary_tests) or any(
-        affix_test(p) for p in rule.predicates
-    )
-
-
-def affix_test(pred: Predicate) -> bool:
-    """Whether `pred` reads a token an earlier pass inserted: an affix, whose side is a
-    morpheme edge as the word's is (after a prefix pass, Indonesian `m ə-` + `t` -> `n`
-    tests the prefix, not the word start three tokens back, nor nothing at all)."""
-    return isinstance(pred, TransformationApplied) and isinstance(pred.transformation, Insert)
+    """Does the rule test a word edge?"""
+    return any(not test.negated for test in shape_of(rule).boundary_tests)
 
 
 def grows(tr: Transformation) -> bool:

@@ -27,7 +27,7 @@ from fstsynth.interpreter import run_pass_many
 from fstsynth.progress import report
 from fstsynth.synthesis.affixes import affix_pass
 from fstsynth.synthesis.examples import TaggedExample, tagged_examples
-from fstsynth.synthesis.first_passes import is_transcription, plain_letter_pass, prefix_pass, token_map_pass
+from fstsynth.synthesis.first_passes import is_transcription, plain_letter_pass, token_map_pass
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
 from fstsynth.synthesis.ranking import rule_cost
 from fstsynth.synthesis.selection import synthesize_pass
@@ -226,13 +226,6 @@ def learn_variant(
                 # (which, found in 10,000 words, made a transducer too large to
                 # build).
                 current = [[(tok, None) for tok, _ in word] for word in current]
-            score = n_correct(current)
-    if forms:
-        prefix = prefix_pass(ready if ready is not None else examples_of(current))
-        if prefix.rules:
-            ready = None
-            passes.append(prefix)
-            current = _run_pass(prefix, current, features, deadline)
             score = n_correct(current)
     if options.affixes and forms:
         started = time.perf_counter()
