@@ -197,7 +197,6 @@ def align_pair(
         raise ValueError(f"alignment mode must be 'global' or 'local', not {mode!r}")
     scores = token_scorer(source, target, vowels, frozen)
     columns = deletions_first(source, _first_takes_it(source, target, columns, scores))
-    columns = _prefix_before_first(source, target, columns, scores)
     return _give_leads(source, target, columns, leads, vowels) if leads else columns
 
 
@@ -307,11 +306,6 @@ def _give_leads(
         (i, j), (i2, j2) = out[k], out[k + 1]
         if i is not None:
             before, kept = i, j is not None and target[j] == source[i]
-        if before is None and k > 0:
-            # Inserted at the word start after other inserted tokens: part of a
-            # prefix, which is written as one block at the edge (Indonesian `m ə n d a
-            # p a t`: the `n` of `m ə n-`, not d -> `n d`).
-            continue
         if i is None and j is not None and i2 is not None and j2 is not None:
             last = None if before is None else source[before]
             share = leads.lead.get((source[i2], target[j]))
@@ -434,30 +428,6 @@ def _first_takes_it(
         return None
 
     return _settle(columns, swap)
-
-
-def _prefix_before_first(
-    source: Word, target: Word, columns: _Columns, scores: Mapping[tuple[Token, Token], float]
-) -> _Columns:
-    """The same alignment with the first source token aligned to the last target token,
-    before the second source token's, that it matches as well as any: the tokens before
-    it are inserted at the word start, a prefix. Indonesian `t u l i s` -> `m ə n u l i
-    s` was t:m, then `ə n` inserted after it (t -> `m ə n`), where t:n scores the same:
-    the prefix `m ə` then went with the first token of every word, and a word starting
-    with a token no training word starts with got none. Aligned t:n, the prefix is the
-    word start's in every word, and what the first token makes of it (t -> n) its own."""
-    first = next((k for k, (i, _) in enumerate(columns) if i is not None), None)
-    if first is None or columns[first][1] is None:
-        return columns
-    run = first + 1
-    while run < len(columns) and columns[run][0] is None:
-        run += 1
-    written = [j for _, j in columns[first:run] if j is not None]
-    best = max(written, key=lambda j: (scores[(source[0], target[j])], j))
-    if best == written[0]:
-        return columns
-    moved = [(None, j) for j in written if j < best] + [(0, best)] + [(None, j) for j in written if j > best]
-    return (*columns[:first], *moved, *columns[run:])
 
 
 def deletions_first(source: Word, columns: _Columns) -> _Columns:

@@ -303,41 +303,6 @@ def test_a_prefix_insertion_stays_with_the_prefix_where_the_next_token_never_com
         assert outputs[0] == ("w", "a") and outputs[1] == (src[1],), (src, outputs)
 
 
-MEN_ROWS = ["t u t u p:m ə n u t u p", "p a n d a ŋ:m ə m a n d a ŋ", "s i m p a n:m ə ɲ i m p a n",
-            "k a t a:m ə ŋ a t a", "d u d u k:m ə n d u d u k", "b a j a r:m ə m b a j a r",
-            "d a t a ŋ:m ə n d a t a ŋ", "ɡ a n t i:m ə ŋ ɡ a n t i", "l a w a n:m ə l a w a n",
-            "r a w a t:m ə r a w a t", "a d͡ʒ a r:m ə ŋ a d͡ʒ a r", "n a n t i:m ə n a n t i"]
-
-
-def _start_outputs(rows: list[str]) -> dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]]:
-    """Each source word's start output and its first token's, aligned as the learner does."""
-    from fstsynth.alignment import learn_leads
-    from fstsynth.alignment_affinity import learn_affinity
-
-    pairs = [(tuple(a.split()), tuple(b.split())) for a, b in (row.split(":") for row in rows)]
-    affinity = learn_affinity(pairs, {})
-    leads = learn_leads(pairs, {}, "global", affinity)
-    found = {}
-    for src, tgt in pairs:
-        columns = align_pair(src, tgt, {}, "global", affinity, one_to_one=False, leads=leads)
-        outputs = {e.position: e.output for e in examples_from_alignment(src, tgt, columns)}
-        found[src] = (outputs[-1], outputs[0])
-    return found
-
-
-def test_a_prefix_is_the_word_starts_and_the_first_token_only_what_it_becomes():
-    # Indonesian meN-: `t u t u p` -> `m ə n u t u p` is t:n after the prefix (t:m, with
-    # `ə n` after it, scores the same), so that `m ə` is inserted at the start of every
-    # word; and the nasal inserted before a voiced stop goes with the prefix's other
-    # inserted tokens, not to the stop (d -> `n d`).
-    found = _start_outputs(MEN_ROWS)
-    assert found[tuple("tutup")] == (("m", "ə"), ("n",))
-    assert found[tuple("panda") + ("ŋ",)] == (("m", "ə"), ("m",))
-    assert found[tuple("duduk")] == (("m", "ə", "n"), ("d",))
-    assert found[tuple("data") + ("ŋ",)] == (("m", "ə", "n"), ("d",))
-    assert found[tuple("lawan")] == (("m", "ə"), ("l",))
-
-
 def test_a_vowel_letter_seen_once_written_as_two_vowels_takes_both():
     # ú -> ʉ u in one word only: no share says whose the inserted ʉ is, and the aligner
     # leaves it after the consonant before (r -> r ʉ). A vowel between a consonant and
