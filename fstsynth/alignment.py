@@ -250,40 +250,11 @@ class Leads:
     followed by an inserted `y`. An inserted `y` between `p` and `x` goes to `x` when
     it leads `x` more often than it follows `p`: the `j` of `я` -> `j a` leads `я`; the
     inherent vowel of a consonant letter follows it; a prefix follows the start.
-    `follows[(p, y)]`: in how many words `p` is followed by an inserted `y`.
-
-    Where `x` comes after `p` in every word that shows it, the two shares count the
-    same insertions and say nothing of whose `y` is: what decides is each share counted
-    in the words where the other token is not there (`apart`). Swahili `m ɡ e n i` ->
-    `w a ɡ e n i`: the `a` of the prefix `w a-` leads each of the two `ɡ` of a training
-    set, both after the prefix's `m`, and follows `m` in five words more; it is `m`'s.
-
-    `seen[p]`: occurrences of `p` (None: words); `led[(x, y)]`: of `x` led by an
-    inserted `y`; `adjacent[(p, x)]`: of `x` right after `p`; `between[(p, x, y)]`: of an
-    inserted `y` between them."""
+    `follows[(p, y)]`: in how many words `p` is followed by an inserted `y`."""
 
     lead: Mapping[tuple[Token, Token], float]
     follow: Mapping[tuple[Token | None, Token], float]
     follows: Mapping[tuple[Token | None, Token], int] = field(default_factory=dict)
-    seen: Mapping[Token | None, int] = field(default_factory=dict)
-    led: Mapping[tuple[Token, Token], int] = field(default_factory=dict)
-    adjacent: Mapping[tuple[Token | None, Token], int] = field(default_factory=dict)
-    between: Mapping[tuple[Token | None, Token, Token], int] = field(default_factory=dict)
-
-    def apart(self, last: Token | None, inserted: Token, nxt: Token) -> tuple[float, float] | None:
-        """The share of `nxt` led by `inserted` in the words where `nxt` does not come
-        right after `last`, and the share of `last` followed by it where `nxt` does not
-        come after `last`; None where neither is ever seen apart from the other."""
-        together = self.adjacent.get((last, nxt), 0)
-        shared = self.between.get((last, nxt, inserted), 0)
-        led = self.led.get((nxt, inserted), 0) - shared
-        followed = self.follows.get((last, inserted), 0) - shared
-        if led <= 0 and followed <= 0:
-            return None
-        return (
-            led / (self.seen.get(nxt, 0) - together + 1),
-            followed / (self.seen.get(last, 0) - together + 1),
-        )
 
 
 def _give_leads(
@@ -310,9 +281,6 @@ def _give_leads(
             last = None if before is None else source[before]
             share = leads.lead.get((source[i2], target[j]))
             after = leads.follow.get((last, target[j]), 0.0)
-            apart = leads.apart(last, target[j], source[i2]) if share is not None else None
-            if apart is not None:
-                share, after = apart
             if share is None and kept and _vowel_of_vowel(last, target[j], source[i2], target[j2], leads, vowels):
                 share = 1.0
             if share is not None and share > after:
@@ -353,37 +321,35 @@ def learn_leads(
     that the aligner, matching one of the two, splits as an insertion after the token
     before plus a substitution. Given to the letter (`align_pair(leads=)`), the
     letter's output is the same in every word, and one rule writes it."""
-    seen: Counter[Token | None] = Counter()
-    before: Counter[tuple[Token, Token]] = Counter()
-    after: Counter[tuple[Token | None, Token]] = Counter()
-    adjacent: Counter[tuple[Token | None, Token]] = Counter()
-    between: Counter[tuple[Token | None, Token, Token]] = Counter()
+    seen: dict[Token | None, int] = {}
+    before: dict[tuple[Token, Token], int] = {}
+    after: dict[tuple[Token | None, Token], int] = {}
     for s, t in pairs:
         if check is not None:
             check()
         columns = align_pair(s, t, features, mode, affinity, one_to_one=False)
-        seen[None] += 1
+        seen[None] = seen.get(None, 0) + 1
         last: Token | None = None  # the source token the next insertion follows
         for k, (i, j) in enumerate(columns):
             if i is None:
                 # An insertion: it follows `last`, and leads the next source token.
                 nxt = columns[k + 1] if k + 1 < len(columns) else (None, None)
                 if j is not None and (nxt[0] is None or nxt[1] is not None):
-                    after[(last, t[j])] += 1
+                    key = (last, t[j])
+                    after[key] = after.get(key, 0) + 1
                     if nxt[0] is not None and nxt[1] is not None:
-                        before[(s[nxt[0]], t[j])] += 1
-                        between[(last, s[nxt[0]], t[j])] += 1
+                        lead_key = (s[nxt[0]], t[j])
+                        before[lead_key] = before.get(lead_key, 0) + 1
                 continue
-            adjacent[(last, s[i])] += 1
             last = s[i]
-            seen[last] += 1
+            seen[last] = seen.get(last, 0) + 1
     # Shares with one more occurrence counted, in which the token did not come with the
     # insertion: on a few words, two of three is no "most".
     lead = {
         (x, y): count / (seen[x] + 1) for (x, y), count in sorted(before.items()) if 2 * count > seen[x] + 1
     }
     follow = {key: count / (seen[key[0]] + 1) for key, count in sorted(after.items(), key=str)}
-    return Leads(lead, follow, dict(after), dict(seen), dict(before), dict(adjacent), dict(between))
+    return Leads(lead, follow, after)
 
 
 _Columns = tuple[tuple[int | None, int | None], ...]
