@@ -17,7 +17,7 @@ wrong somewhere are extended, the most promising `Options.beam` at each depth.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from fstsynth.dsl import (
     BOUNDARY,
@@ -357,8 +357,9 @@ class _Pool:
             forms = [f for f in forms if not any(f[4] & ~group == 0 for group in by_token)]
         if self.copied:
             forms = [
-                (cost + next((more for group, more in self.copied if gainable & ~group == 0), 0.0), *rest, gainable)
-                for cost, *rest, gainable in forms
+                (cost + next((more for group, more in self.copied if gainable & ~group == 0), 0.0),
+                 opened, preds, fires, gainable)
+                for cost, opened, preds, fires, gainable in forms
             ]
         # (cost, printed form, predicates, fires, gainable), as `_undominated` reads them,
         # and those right everywhere, sorted out in the same pass.
@@ -498,13 +499,10 @@ def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadlin
         frontier = grown
 
 
-def _grouped(
-    examples: Sequence[TaggedExample], positives: int, value: Callable[[TaggedExample], Token | None]
-) -> dict[Token | None, int]:
-    """The positive examples (bits over `positives`' examples) by their `value`."""
-    groups: dict[Token | None, int] = {}
-    for bit, k in enumerate(bit_indices(positives)):
-        token = value(examples[k])
+def _grouped(tokens: Sequence[Token]) -> dict[Token, int]:
+    """The positive examples, as bits over their list, by a token of each (`tokens`)."""
+    groups: dict[Token, int] = {}
+    for bit, token in enumerate(tokens):
         groups[token] = groups.get(token, 0) | (1 << bit)
     return groups
 
@@ -541,14 +539,15 @@ def candidates(
         by_token: list[int] = []
         copied: list[tuple[int, float]] = []
         if isinstance(tr, ReplaceAnyBy):
-            groups = _grouped(examples, positives, lambda ex: ex.word[ex.position][0])
+            groups = _grouped([examples[k].word[examples[k].position][0] for k in bit_indices(positives)])
             if len(groups) == 1:
                 continue  # every candidate would be one token's: `ReplaceBy`'s pool has them
             by_token = list(groups.values())
         elif isinstance(tr, (CopyReplace, CopyInsert)):
-            offset = tr.offset
-            groups = _grouped(examples, positives, lambda ex: ex.token_at(offset))
-            copied = [(group, constant_copy_cost(tr, token, options.variant)) for token, group in groups.items()]
+            # Where a copy applies there is a token to copy: right implies applies.
+            copied_tokens = [examples[k].token_at(tr.offset) or "" for k in bit_indices(positives)]
+            copied = [(group, constant_copy_cost(tr, token, options.variant))
+                      for token, group in _grouped(copied_tokens).items()]
         # Right implies applies, so a conjunction true on a positive example is right on
         # an example that needs a change.
         assert not positives & ~found.applies[tr]
@@ -561,7 +560,8 @@ def candidates(
         pools += 1
         # The search tests "true on some positive example" on bitsets over the positive
         # examples only: far shorter than the example list.
-        _search(pool, atoms.true_at(pool.positives, edges if prior and not pool.grows else BOTH_EDGES), options, deadline)
+        anchoring = edges if prior and not pool.grows else BOTH_EDGES  # insertions: either edge
+        _search(pool, atoms.true_at(pool.positives, anchoring), options, deadline)
         # Kept as made, so that only one pool's forms (each with its bitset over every
         # example) are held at a time.
         kept.extend(pool.kept())
