@@ -421,7 +421,9 @@ def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadlin
     if options.max_conjuncts == 0:
         return
     fires_of = pool.narrowed([a.bits for a in atoms])
-    narrow = pool.rows is not None
+    # Where the transformation applies everywhere, where a rule fires is where its
+    # conjunction holds: an atom adding nothing there adds nothing.
+    applies_everywhere = pool.applies == pool.everything
     atom_bits = pool.positives.atom_bits
     # The anchoring discount makes "conj + boundary test" cheaper than "conj" alone for
     # insertions, so every conjunction is also offered with each anchor.
@@ -459,7 +461,7 @@ def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadlin
                     continue
                 both = c_fires & fires_of[idx]
                 if both == c_fires:
-                    if not narrow:
+                    if applies_everywhere:
                         continue  # adds nothing
                     if c_holds < 0:
                         c_holds = pool.everything
