@@ -13,6 +13,7 @@ from fstsynth.features import with_vowel_classes
 from fstsynth.dsl import IsToken, Predicate
 from fstsynth.problem import load_problem
 from fstsynth.synthesis import Options, synthesize_pass, tagged_examples
+from fstsynth.synthesis import bitsets as bitsets_module
 from fstsynth.synthesis import candidates as candidates_module
 from fstsynth.synthesis.candidates import Form, _undominated, candidates
 
@@ -117,6 +118,37 @@ def test_selection_takes_the_same_rules_without_the_dominated_candidates(monkeyp
             assert synthesize_pass(examples, features, options) == pruned
         dropped += len(every) - len(candidates(examples, features, options).candidates)
     assert dropped > 0  # the comparison is not vacuous
+
+
+def _comparable(found):
+    return [
+        (c.predicates, c.transformation, c.gainable, c.positives.indices, c.cost, c.text, c.wrong_where, c.right_where)
+        for c in found.candidates
+    ]
+
+
+@pytest.mark.parametrize("variant", ["token", "feature"])
+def test_pools_narrowed_to_where_their_transformation_applies_keep_the_same_candidates(monkeypatch, variant):
+    narrowings = []
+
+    def counted(values, rows, n):
+        narrowings.append(len(rows))
+        return bitsets_module.narrowed(values, rows, n)
+
+    monkeypatch.setattr(candidates_module, "narrowed", counted)
+    for pairs, features in _data():
+        examples = _examples(pairs, features)
+        options = Options(variant=variant)
+        before = len(narrowings)
+        with monkeypatch.context() as patch:
+            patch.setattr(candidates_module, "NARROW_SHARE", 1 << 40)  # no pool narrowed
+            whole = _comparable(candidates(examples, features, options))
+        assert len(narrowings) == before
+        with monkeypatch.context() as patch:
+            patch.setattr(candidates_module, "NARROW_SHARE", 1)  # every pool narrowed
+            assert _comparable(candidates(examples, features, options)) == whole
+        assert _comparable(candidates(examples, features, options)) == whole  # the default share
+    assert narrowings  # the comparison is not vacuous
 
 
 def _pairs(rows: list[str]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:

@@ -1,7 +1,8 @@
 """Bitsets over examples, as Python ints (bit k: example k).
 
 Public API:
-    bits(indices), lowest_bit(bits), bit_indices(bits), column_bits(table), maximal_rows(table), LongSet
+    bits(indices), lowest_bit(bits), bit_indices(bits), column_bits(table), maximal_rows(table), LongSet,
+    narrowed(values, rows, n)
 
 "Where does this rule fire, and is it right there" is then a few AND/popcount
 operations on ints, done in C.
@@ -97,3 +98,24 @@ class LongSet:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LongSet) and self.bits == other.bits
+
+
+def narrowed(values: Iterable[int], rows: np.ndarray, n: int, block: int = 256) -> list[int]:
+    """Each bitset of `values` (over `n` examples) read on `rows` alone: bit j of a
+    result is bit `rows[j]` of the value. A bijection between the subsets of `rows`
+    and the bitsets of `len(rows)` bits that keeps AND, equality and bit counts.
+
+    Only the bytes holding `rows` are read (a block of values at a time, one byte
+    string each): the cost is in the rows kept, not in `n`."""
+    width = (n + 7) >> 3
+    at_byte = rows >> 3
+    shift = (rows & 7).astype(np.uint8)
+    values = list(values)
+    out: list[int] = []
+    for start in range(0, len(values), block):
+        part = values[start : start + block]
+        raw = np.frombuffer(b"".join(v.to_bytes(width, "little") for v in part), dtype=np.uint8)
+        picked = (raw.reshape(len(part), width)[:, at_byte] >> shift) & 1
+        packed = np.packbits(picked, axis=1, bitorder="little")
+        out.extend(int.from_bytes(row.tobytes(), "little") for row in packed)
+    return out

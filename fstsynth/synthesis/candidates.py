@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
+import numpy as np
+
 from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
@@ -36,7 +38,7 @@ from fstsynth.dsl import (
 )
 from fstsynth.interpreter import START
 from fstsynth.synthesis.atoms import AtomIndex, atom_index
-from fstsynth.synthesis.bitsets import LongSet, bit_indices, bits, column_bits
+from fstsynth.synthesis.bitsets import LongSet, bit_indices, bits, column_bits, narrowed
 from fstsynth.synthesis.examples import TaggedExample, consistent_transformations
 from fstsynth.synthesis.feature_changes import feature_transformations
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
@@ -55,6 +57,9 @@ from fstsynth.types import Features, Token
 # Sets over more examples than this are filed in the candidate pools under `LongSet`
 # keys: hashing an int costs time in its length, a `LongSet` a constant.
 LONG_SET = 1 << 14
+#: A pool reads its bitsets on the examples where its transformation applies
+#: (`_Pool.rows`) when those are at most one in this many of the examples.
+NARROW_SHARE = 2
 
 #: The word edges, as the sign of the offsets that test them: the start (an edge test
 #: at an offset of at most 0) and the end.
@@ -161,7 +166,7 @@ class _Conjunction(NamedTuple):
 
     preds: tuple[Predicate, ...]
     opened: str  # the printed openings of its atoms
-    bits: int  # where it holds
+    bits: int  # where its rule fires, in the pool's coordinates (`_Pool.narrowed`)
     last: int  # index in the atom list of its last atom (extensions take later ones)
     cost: float  # its predicates' cost
     anchored: bool  # tests a word edge
@@ -280,7 +285,12 @@ def _side(pred: Predicate) -> int:
 class _Pool:
     """The candidates of one transformation, keyed by the examples they fire on (as
     ints, or as `LongSet`s when there are many examples); `offer` keeps a rule if no
-    cheaper one (or equal with a smaller printed form) fires on the same examples."""
+    cheaper one (or equal with a smaller printed form) fires on the same examples.
+
+    A rule fires only where its transformation applies, so where the transformation
+    applies at few of the examples, the search reads bitsets over those alone
+    (`narrowed`, the pool's coordinates): far shorter ints to AND, compare and key
+    (a `ReplaceBy` applies only where its token stands), the same sets."""
 
     def __init__(
         self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool,
@@ -290,10 +300,16 @@ class _Pool:
         self.positives = positives
         self.right = right
         self.applies = applies
+        self.n = n
         # Where the rule may fire is where its conjunction holds, within `applies`.
         self.everything = (1 << n) - 1
-        self.restrict = applies != self.everything
         self.negatives = applies & ~right
+        # The pool's coordinates: the examples where the transformation applies, if it
+        # applies at few enough for reading the bitsets there to pay (None: all).
+        self.rows = np.array(bit_indices(applies), dtype=np.intp) if applies.bit_count() * NARROW_SHARE <= n else None
+        width = n if self.rows is None else len(self.rows)
+        self.fires_everywhere = self.narrowed([applies])[0]  # where a conjunction of nothing fires
+        self.narrow_negatives = self.narrowed([self.negatives])[0]
         self.cost = transformation_cost(tr)
         self.text = str(tr)
         self.grows = grows(tr)
@@ -301,7 +317,7 @@ class _Pool:
         self.unanchored_cost = (
             UNANCHORED_INSERT_COST if self.grows else UNANCHORED_CHANGE_COST if edge_prior else 0.0
         )
-        self.long_sets = long_sets
+        self.long_sets = long_sets and width > LONG_SET
         # For a `ReplaceAnyBy`, its positive examples by the token replaced (bitsets
         # over `positives`; empty for other transformations): see `kept`.
         self.by_token = by_token
@@ -313,16 +329,23 @@ class _Pool:
         # (`kept`), not for each form offered and replaced by a cheaper one.
         self.forms: dict[int | LongSet, tuple[float, str, tuple[Predicate, ...], int, int]] = {}
 
+    def narrowed(self, where: list[int]) -> list[int]:
+        """Sets of examples (over all of them) as the pool's coordinates read them,
+        within `applies`: where a rule of each would fire."""
+        if self.rows is None:
+            return [w & self.applies for w in where]
+        return narrowed(where, self.rows, self.n)
+
     def offer(
-        self, preds: tuple[Predicate, ...], opened: str, where: int, preds_cost: float, anchored: bool, gainable: int
+        self, preds: tuple[Predicate, ...], opened: str, fires: int, preds_cost: float, anchored: bool, gainable: int
     ) -> None:
-        """Keep `preds => tr`, which holds on `where` and among the positive examples
-        on `gainable`, unless a rule at most as cheap fires on the same examples.
+        """Keep `preds => tr`, which fires on `fires` (in the pool's coordinates) and
+        gains among the positive examples on `gainable`, unless a rule at most as cheap
+        fires on the same examples.
         `opened`: the printed "IfThen(atom, " of each predicate (a rule is printed only
         on a tie of cost: printing was costly)."""
         if not gainable:
             return
-        fires = where & self.applies if self.restrict else where
         cost = self.cost + preds_cost
         if not anchored:
             cost += self.unanchored_cost
@@ -344,6 +367,7 @@ class _Pool:
         """The candidates kept, in the order their keys were first offered, less those
         that selection can never take (`_undominated`)."""
         tr, positives, negatives, right = self.tr, self.positives, self.negatives, self.right
+        narrow_negatives = self.narrow_negatives
         # The printed forms' ends, by number of predicates.
         ends = [self.text + ")" * size for size in range(max((len(f[2]) for f in self.forms.values()), default=0) + 1)]
         forms: Iterable[tuple[float, str, tuple[Predicate, ...], int, int]] = self.forms.values()
@@ -368,14 +392,14 @@ class _Pool:
         for cost, opened, preds, fires, gainable in forms:
             form = (cost, opened + ends[len(preds)], preds, fires, gainable)
             printed.append(form)
-            if not fires & negatives:
+            if not fires & narrow_negatives:
                 right_everywhere.append(form)
         # `tuple.__new__` makes the named tuple without the keyword-taking constructor
         # (a large pass keeps hundreds of thousands of candidates).
         new = tuple.__new__
         return [
             new(Candidate, (preds, tr, gainable, positives, cost, text, negatives, right))
-            for cost, text, preds, _, gainable in _undominated(printed, negatives, right_everywhere)
+            for cost, text, preds, _, gainable in _undominated(printed, narrow_negatives, right_everywhere)
         ]
 
 
@@ -441,33 +465,43 @@ def _undominated(forms: list[Form], negatives: int, right_everywhere: list[Form]
 
 
 def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadline) -> None:
-    """Offer `pool` its transformation under every conjunction worth trying."""
-    everything = pool.everything  # where a conjunction of nothing holds
-    negatives = pool.negatives
+    """Offer `pool` its transformation under every conjunction worth trying.
+
+    Conjunctions are followed by where their rules fire, in the pool's coordinates
+    (`_Pool.narrowed`); whether an atom adds nothing to a conjunction is asked of all
+    the examples, but only where it adds nothing where the transformation applies."""
+    everything = pool.fires_everywhere
+    negatives = pool.narrow_negatives
     all_local = (1 << len(pool.positives.indices)) - 1
     offer = pool.offer
     offer((), "", everything, 0, False, all_local)
     if options.max_conjuncts == 0:
         return
+    fires_of = pool.narrowed([a.bits for a in atoms])
+    # Where the transformation applies everywhere, where a rule fires is where its
+    # conjunction holds: an atom adding nothing there adds nothing.
+    applies_everywhere = pool.applies == pool.everything
+    atom_bits = pool.positives.atom_bits
     # The anchoring discount makes "conj + boundary test" cheaper than "conj" alone for
     # insertions, so every conjunction is also offered with each anchor.
-    anchors = [a for a in atoms if a.anchor]
+    anchors = [(a, fires_of[idx]) for idx, a in enumerate(atoms) if a.anchor]
 
-    def offer_anchors(preds: tuple[Predicate, ...], opened: str, where: int, cost: float, gainable: int) -> None:
-        for a in anchors:
-            offer(preds + (a.pred,), opened + a.opened, where & a.bits, cost + a.cost, True, gainable & a.local)
+    def offer_anchors(preds: tuple[Predicate, ...], opened: str, fires: int, cost: float, gainable: int) -> None:
+        for a, a_fires in anchors:
+            offer(preds + (a.pred,), opened + a.opened, fires & a_fires, cost + a.cost, True, gainable & a.local)
 
     offer_anchors((), "", everything, 0, all_local)
     frontier: list[_Conjunction] = []
     for idx, a in enumerate(atoms):
-        offer((a.pred,), a.opened, a.bits, 0 + a.cost, a.boundary, a.local)
+        a_fires = fires_of[idx]
+        offer((a.pred,), a.opened, a_fires, 0 + a.cost, a.boundary, a.local)
         if 1 < options.max_conjuncts and not a.anchor:
-            offer_anchors((a.pred,), a.opened, a.bits, 0 + a.cost, a.local)
-        if a.bits & pool.negatives:
-            frontier.append(_Conjunction((a.pred,), a.opened, a.bits, idx, 0 + a.cost, a.boundary, a.anchor, a.local))
+            offer_anchors((a.pred,), a.opened, a_fires, 0 + a.cost, a.local)
+        if a_fires & negatives:
+            frontier.append(_Conjunction((a.pred,), a.opened, a_fires, idx, 0 + a.cost, a.boundary, a.anchor, a.local))
     for depth in range(2, options.max_conjuncts + 1):
         # Extend the most promising inconsistent conjunctions only (a beam).
-        frontier.sort(key=lambda c: (-c.local.bit_count(), (c.bits & pool.negatives).bit_count()))
+        frontier.sort(key=lambda c: (-c.local.bit_count(), (c.bits & negatives).bit_count()))
         frontier = frontier[: options.beam]
         # The deepest conjunctions get no anchor added and are not extended.
         deepest = depth == options.max_conjuncts
@@ -475,15 +509,23 @@ def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadlin
         for conj in frontier:
             deadline.check()
             # The conjunction's fields as locals: this loop is most of the search.
-            c_preds, c_opened, c_bits, _, c_cost, c_anchored, c_has_anchor, c_local = conj
+            c_preds, c_opened, c_fires, _, c_cost, c_anchored, c_has_anchor, c_local = conj
+            c_holds = -1  # where the conjunction holds over all examples, once asked
             for idx in range(conj.last + 1, len(atoms)):
                 a = atoms[idx]
                 gainable = c_local & a.local
                 if not gainable:
                     continue
-                both = c_bits & a.bits
-                if both == c_bits:
-                    continue  # adds nothing
+                both = c_fires & fires_of[idx]
+                if both == c_fires:
+                    if applies_everywhere:
+                        continue  # adds nothing
+                    if c_holds < 0:
+                        c_holds = pool.everything
+                        for pred in c_preds:
+                            c_holds &= atom_bits[pred]
+                    if c_holds & a.bits == c_holds:
+                        continue  # adds nothing, where the transformation applies or not
                 longer = c_preds + (a.pred,)
                 opened = c_opened + a.opened
                 cost = c_cost + a.cost

@@ -195,13 +195,26 @@ class Exceptions:
         # Only the transformations right at the anchor, and of those the candidates
         # firing there: tested on the small positive-example bitsets, not the long ones.
         for number, bit in self.slots.get(anchor, ()):
-            for cand in self.by_group.get(number, ()):  # `needed` has no candidates
+            group = self.by_group.get(number)
+            if not group:
+                continue  # `needed` has no candidates
+            # Where the group's transformation is wrong among the undecided examples
+            # (shared by its candidates), narrowed by each candidate's atoms in turn:
+            # most are wrong somewhere, and the long bitset of where one fires is made
+            # only for those right everywhere.
+            atom_bits = group[0].positives.atom_bits
+            wrong_undecided = group[0].wrong_where & undecided
+            for cand in group:
                 if not cand.gainable >> bit & 1:
                     continue
-                fires = cand.fires
-                if fires & cand.wrong_where & undecided:
+                wrong = wrong_undecided
+                for pred in cand.predicates:
+                    if not wrong:
+                        break
+                    wrong &= atom_bits[pred]
+                if wrong:
                     continue
-                key = (len(cand.predicates), -(fires & left).bit_count(), cand.cost, cand.text)
+                key = (len(cand.predicates), -(cand.fires & left).bit_count(), cand.cost, cand.text)
                 if best_key is None or key < best_key:
                     best, best_key = cand, key
         self.changing[anchor] = best if best is not None else count

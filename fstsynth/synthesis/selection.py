@@ -178,8 +178,15 @@ def _select(
                 heapq.heappush(heap, -gain * m + rank)
                 continue
             cand = found[k]
-            known = wrong_at.get(k)
-            wrong = (cand.fires & cand.wrong_where if known is None else known) & undecided
+            wrong = wrong_at.get(k, cand.wrong_where) & undecided
+            if k not in wrong_at:
+                # Where it fires and is wrong, from the atoms in turn: the long bitset
+                # of where it fires is not made (a candidate right everywhere stops at 0).
+                atom_bits = cand.positives.atom_bits
+                for pred in cand.predicates:
+                    if not wrong:
+                        break
+                    wrong &= atom_bits[pred]
             if wrong:
                 tolerated = exceptions.tolerates(gain, wrong)
                 if best is not None and tolerated and -(gain // 2) * m + rank > best_key:
