@@ -130,7 +130,7 @@ TESTED_ELSEWHERE = {
     # The learner's modules, through `fstsynth.synthesis` (its package docstring lists them).
     **{
         f"fstsynth.synthesis.{name}": ["test_synthesis.py", "test_selection.py", "test_feature_rules.py"]
-        for name in ("atoms", "bitsets", "examples", "feature_changes",
+        for name in ("atoms", "examples", "feature_changes",
                      "first_passes", "learner", "options", "ranking")
     },
     "exporters": ["test_exports.py"],
