@@ -22,6 +22,7 @@ from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
     CopyReplace,
+    Delete,
     Identity,
     Insert,
     IsToken,
@@ -229,6 +230,11 @@ class _Atoms:
         ]
 
 
+#: A token a `Delete` was seen deleting: its positive examples (a bitset over the
+#: positives), the test naming it at the position, that test's cost, and where it holds.
+_TokenTest = tuple[int, IsToken, float, int]
+
+
 class _Pool:
     """The candidates of one transformation, keyed by the examples they fire on (as
     ints, or as `LongSet`s when there are many examples); `offer` keeps a rule if no
@@ -236,7 +242,7 @@ class _Pool:
 
     def __init__(
         self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool,
-        by_token: list[int], edge_prior: bool = False,
+        by_token: list[int], edge_prior: bool = False, token_tests: Mapping[Token, _TokenTest] | None = None,
     ) -> None:
         self.tr = tr
         self.positives = positives
@@ -257,6 +263,9 @@ class _Pool:
         # For a `ReplaceAnyBy`, its positive examples by the token replaced (bitsets
         # over `positives`; empty for other transformations): see `kept`.
         self.by_token = by_token
+        # For a `Delete`, per token it was seen deleting, its positive examples of that
+        # token and the test naming it: see `_reading_the_token`.
+        self.token_tests = token_tests or {}
         # Per key, the form kept so far as (cost, opened, preds, fires, gainable): its
         # printed form and its `Candidate` are made once, for the form kept in the end
         # (`kept`), not for each form offered and replaced by a cheaper one.
@@ -275,6 +284,10 @@ class _Pool:
         cost = self.cost + preds_cost
         if not anchored:
             cost += self.unanchored_cost
+        self._keep(cost, opened, preds, fires, gainable)
+
+    def _keep(self, cost: float, opened: str, preds: tuple[Predicate, ...], fires: int, gainable: int) -> None:
+        """Keep the form unless one at most as cheap fires on the same examples."""
         key = LongSet(fires, gainable) if self.long_sets else fires
         old = self.forms.get(key)
         if old is not None:
@@ -285,6 +298,24 @@ class _Pool:
                 return
         self.forms[key] = (cost, opened, preds, fires, gainable)
 
+    def _reading_the_token(self) -> None:
+        """A deletion seen deleting one token only, that does not test that token,
+        has no evidence of its reach over tokens: it is made to name the token (the
+        form with the test added replaces it). "Delete after `a`, before `n`", learned
+        where an `h` was silent, deleted every letter there; "delete `h` after `a`,
+        before `n`" leaves the others as they are, as a `ReplaceBy` does."""
+        blind: list[tuple[int | LongSet, Form, _TokenTest]] = []
+        for key, form in self.forms.items():
+            for token_test in self.token_tests.values():
+                if form[4] & ~token_test[0] == 0:  # gains on this token only
+                    if token_test[1] not in form[2]:
+                        blind.append((key, form, token_test))
+                    break
+        for key, _, _ in blind:
+            del self.forms[key]
+        for _, (cost, opened, preds, fires, gainable), (_, test, test_cost, test_bits) in blind:
+            self._keep(cost + test_cost, f"IfThen({test}, " + opened, (test,) + preds, fires & test_bits, gainable)
+
     def _text(self, opened: str, preds: tuple[Predicate, ...]) -> str:
         """The printed form of `preds => tr`, from the predicates' printed openings."""
         return opened + self.text + ")" * len(preds)
@@ -292,6 +323,8 @@ class _Pool:
     def kept(self) -> list[Candidate]:
         """The candidates kept, in the order their keys were first offered, less those
         that selection can never take (`_undominated`)."""
+        if self.token_tests:
+            self._reading_the_token()
         tr, positives, negatives, right = self.tr, self.positives, self.negatives, self.right
         # The printed forms' ends, by number of predicates.
         ends = [self.text + ")" * size for size in range(max((len(f[2]) for f in self.forms.values()), default=0) + 1)]
@@ -464,22 +497,28 @@ def candidates(
         if not positives:
             continue
         by_token: list[int] = []
-        if isinstance(tr, ReplaceAnyBy):
+        token_tests: dict[Token, _TokenTest] = {}
+        if isinstance(tr, (ReplaceAnyBy, Delete)):
             groups: dict[Token, int] = {}
             for bit, k in enumerate(bit_indices(positives)):
                 ex = examples[k]
                 token = ex.word[ex.position][0]
                 groups[token] = groups.get(token, 0) | (1 << bit)
-            if len(groups) == 1:
+            if isinstance(tr, Delete):
+                for token, group in groups.items():
+                    test = IsToken(token, 0)
+                    token_tests[token] = (group, test, predicate_cost(test, options.variant), index.bits[test])
+            elif len(groups) == 1:
                 continue  # every candidate would be one token's: `ReplaceBy`'s pool has them
-            by_token = list(groups.values())
+            else:
+                by_token = list(groups.values())
         # Right implies applies, so a conjunction true on a positive example is right on
         # an example that needs a change.
         assert not positives & ~found.applies[tr]
         pool = _Pool(
             tr, Positives(pools, bit_indices(positives), found.applies[tr], index.bits), found.right[tr],
             found.applies[tr], n,
-            n > LONG_SET, by_token, options.edge_prior and not isinstance(tr, Identity),
+            n > LONG_SET, by_token, options.edge_prior and not isinstance(tr, Identity), token_tests,
         )
         pools += 1
         # The search tests "true on some positive example" on bitsets over the positive
