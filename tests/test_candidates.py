@@ -11,7 +11,8 @@ import pytest
 from conftest import DATA
 from fstsynth.features import with_vowel_classes
 from fstsynth.dsl import Delete, IsToken, Predicate, Program
-from fstsynth.interpreter import run
+from fstsynth.interpreter import START, run
+from fstsynth.synthesis.bitsets import bits
 from fstsynth.problem import load_problem
 from fstsynth.synthesis import Options, synthesize_pass, tagged_examples
 from fstsynth.synthesis import candidates as candidates_module
@@ -134,3 +135,25 @@ def test_a_deletion_seen_on_one_letter_names_it():
     assert run(program, tuple("alna"), features) == tuple("alna")
     deletions = [rule for rule in pass_.rules if isinstance(rule.transformation, Delete)]
     assert deletions and all(IsToken("h", 0) in rule.predicates for rule in deletions)
+
+
+@pytest.mark.parametrize("variant", ["token", "feature"])
+def test_no_deletion_under_conditions_where_its_letter_is_mostly_sounded(variant):
+    """`Options.silent_share`: each deletion candidate fires where its token is silent
+    at least as often as where it is sounded, counting every example (decided or not);
+    without the option, the spelling table has candidates that do not."""
+    pairs, features = _spelling()
+    examples = _examples(pairs, features)
+    silent = bits(k for k, ex in enumerate(examples) if ex.position != START and not ex.output)
+    sounded = bits(k for k, ex in enumerate(examples) if ex.position != START and ex.output)
+
+    def mostly_sounded(share: float) -> list[str]:
+        found = candidates(examples, features, Options(variant=variant, silent_share=share)).candidates
+        deletions = [cand for cand in found if isinstance(cand.transformation, Delete)]
+        assert deletions
+        return [
+            cand.text for cand in deletions if (cand.fires & silent).bit_count() < (cand.fires & sounded).bit_count()
+        ]
+
+    assert mostly_sounded(0.5) == []
+    assert mostly_sounded(0.0)

@@ -243,6 +243,7 @@ class _Pool:
     def __init__(
         self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool,
         by_token: list[int], edge_prior: bool = False, token_tests: Mapping[Token, _TokenTest] | None = None,
+        silent: int = 0, sounded: int = 0, silent_share: float = 0.0,
     ) -> None:
         self.tr = tr
         self.positives = positives
@@ -266,6 +267,11 @@ class _Pool:
         # For a `Delete`, per token it was seen deleting, its positive examples of that
         # token and the test naming it: see `_reading_the_token`.
         self.token_tests = token_tests or {}
+        # For a `Delete`, where the token is silent and where it is sounded, and the
+        # share of the tokens a form fires on that must be silent (`Options.silent_share`).
+        self.silent = silent
+        self.sounded = sounded
+        self.silent_share = silent_share
         # Per key, the form kept so far as (cost, opened, preds, fires, gainable): its
         # printed form and its `Candidate` are made once, for the form kept in the end
         # (`kept`), not for each form offered and replaced by a cheaper one.
@@ -326,6 +332,12 @@ class _Pool:
         if self.token_tests:
             self._reading_the_token()
         tr, positives, negatives, right = self.tr, self.positives, self.negatives, self.right
+        if self.silent_share:
+            silent, tokens, share = self.silent, self.silent | self.sounded, self.silent_share
+            self.forms = {
+                key: form for key, form in self.forms.items()
+                if (form[3] & silent).bit_count() >= share * (form[3] & tokens).bit_count()
+            }
         # The printed forms' ends, by number of predicates.
         ends = [self.text + ")" * size for size in range(max((len(f[2]) for f in self.forms.values()), default=0) + 1)]
         forms: Iterable[tuple[float, str, tuple[Predicate, ...], int, int]] = self.forms.values()
@@ -491,6 +503,9 @@ def candidates(
     atoms = _Atoms.of(index, options.variant)
     pools = 0
     kept: list[Candidate] = []
+    # The start positions: a `Delete` is right at those that output nothing, but deletes
+    # no token there.
+    starts = bits(k for k, ex in enumerate(examples) if ex.position == START)
     for tr in found.order:
         deadline.check()
         positives = found.right[tr] & found.need
@@ -498,6 +513,7 @@ def candidates(
             continue
         by_token: list[int] = []
         token_tests: dict[Token, _TokenTest] = {}
+        silent = sounded = 0
         if isinstance(tr, (ReplaceAnyBy, Delete)):
             groups: dict[Token, int] = {}
             for bit, k in enumerate(bit_indices(positives)):
@@ -505,6 +521,8 @@ def candidates(
                 token = ex.word[ex.position][0]
                 groups[token] = groups.get(token, 0) | (1 << bit)
             if isinstance(tr, Delete):
+                silent = found.right[tr] & ~starts
+                sounded = found.applies[tr] & ~found.right[tr] & ~starts
                 for token, group in groups.items():
                     test = IsToken(token, 0)
                     token_tests[token] = (group, test, predicate_cost(test, options.variant), index.bits[test])
@@ -519,6 +537,7 @@ def candidates(
             tr, Positives(pools, bit_indices(positives), found.applies[tr], index.bits), found.right[tr],
             found.applies[tr], n,
             n > LONG_SET, by_token, options.edge_prior and not isinstance(tr, Identity), token_tests,
+            silent, sounded, options.silent_share if isinstance(tr, Delete) else 0.0,
         )
         pools += 1
         # The search tests "true on some positive example" on bitsets over the positive
