@@ -10,8 +10,8 @@ import pytest
 
 from conftest import DATA
 from fstsynth.features import with_vowel_classes
-from fstsynth.dsl import Delete, IsToken, Predicate, Program
-from fstsynth.interpreter import START, run
+from fstsynth.dsl import Delete, IsToken, Predicate
+from fstsynth.interpreter import START
 from fstsynth.synthesis.bitsets import bits
 from fstsynth.problem import load_problem
 from fstsynth.synthesis import Options, synthesize_pass, tagged_examples
@@ -119,22 +119,6 @@ def test_selection_takes_the_same_rules_without_the_dominated_candidates(monkeyp
             assert synthesize_pass(examples, features, options) == pruned
         dropped += len(every) - len(candidates(examples, features, options).candidates)
     assert dropped > 0  # the comparison is not vacuous
-
-
-def test_a_deletion_seen_on_one_letter_names_it():
-    """Silent `h` between `a` and `n` only (sounded in `aha`, `taht`, `ohne`): "delete
-    after `a`, before `n`" is the cheapest rule consistent with the rows, but was seen
-    deleting `h` only: it must not delete the `l` of an unseen `alna`."""
-    words = ["bahnu:banu", "zahno:tsano", "kahn:kan", "wahni:vani", "taht:taht", "aha:aha", "ahu:ahu", "uhu:uhu",
-             "haus:haus", "ohne:ohne"]
-    pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
-    features = with_vowel_classes({}, sorted({t for s, t in pairs for t in s + t} | {"l"}))
-    pass_ = synthesize_pass(_examples(pairs, features), features, Options(variant="token"))
-    program = Program((pass_,))
-    assert all(run(program, src, features) == tgt for src, tgt in pairs)
-    assert run(program, tuple("alna"), features) == tuple("alna")
-    deletions = [rule for rule in pass_.rules if isinstance(rule.transformation, Delete)]
-    assert deletions and all(IsToken("h", 0) in rule.predicates for rule in deletions)
 
 
 @pytest.mark.parametrize("variant", ["token", "feature"])

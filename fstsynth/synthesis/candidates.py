@@ -230,11 +230,6 @@ class _Atoms:
         ]
 
 
-#: A token a `Delete` was seen deleting: its positive examples (a bitset over the
-#: positives), the test naming it at the position, that test's cost, and where it holds.
-_TokenTest = tuple[int, IsToken, float, int]
-
-
 class _Pool:
     """The candidates of one transformation, keyed by the examples they fire on (as
     ints, or as `LongSet`s when there are many examples); `offer` keeps a rule if no
@@ -242,8 +237,7 @@ class _Pool:
 
     def __init__(
         self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool,
-        by_token: list[int], edge_prior: bool = False, token_tests: Mapping[Token, _TokenTest] | None = None,
-        silent: int = 0, sounded: int = 0, silent_share: float = 0.0,
+        by_token: list[int], edge_prior: bool = False, silent: int = 0, sounded: int = 0, silent_share: float = 0.0,
     ) -> None:
         self.tr = tr
         self.positives = positives
@@ -264,9 +258,6 @@ class _Pool:
         # For a `ReplaceAnyBy`, its positive examples by the token replaced (bitsets
         # over `positives`; empty for other transformations): see `kept`.
         self.by_token = by_token
-        # For a `Delete`, per token it was seen deleting, its positive examples of that
-        # token and the test naming it: see `_reading_the_token`.
-        self.token_tests = token_tests or {}
         # For a `Delete`, where the token is silent and where it is sounded, and the
         # share of the tokens a form fires on that must be silent (`Options.silent_share`).
         self.silent = silent
@@ -290,10 +281,6 @@ class _Pool:
         cost = self.cost + preds_cost
         if not anchored:
             cost += self.unanchored_cost
-        self._keep(cost, opened, preds, fires, gainable)
-
-    def _keep(self, cost: float, opened: str, preds: tuple[Predicate, ...], fires: int, gainable: int) -> None:
-        """Keep the form unless one at most as cheap fires on the same examples."""
         key = LongSet(fires, gainable) if self.long_sets else fires
         old = self.forms.get(key)
         if old is not None:
@@ -304,24 +291,6 @@ class _Pool:
                 return
         self.forms[key] = (cost, opened, preds, fires, gainable)
 
-    def _reading_the_token(self) -> None:
-        """A deletion seen deleting one token only, that does not test that token,
-        has no evidence of its reach over tokens: it is made to name the token (the
-        form with the test added replaces it). "Delete after `a`, before `n`", learned
-        where an `h` was silent, deleted every letter there; "delete `h` after `a`,
-        before `n`" leaves the others as they are, as a `ReplaceBy` does."""
-        blind: list[tuple[int | LongSet, Form, _TokenTest]] = []
-        for key, form in self.forms.items():
-            for token_test in self.token_tests.values():
-                if form[4] & ~token_test[0] == 0:  # gains on this token only
-                    if token_test[1] not in form[2]:
-                        blind.append((key, form, token_test))
-                    break
-        for key, _, _ in blind:
-            del self.forms[key]
-        for _, (cost, opened, preds, fires, gainable), (_, test, test_cost, test_bits) in blind:
-            self._keep(cost + test_cost, f"IfThen({test}, " + opened, (test,) + preds, fires & test_bits, gainable)
-
     def _text(self, opened: str, preds: tuple[Predicate, ...]) -> str:
         """The printed form of `preds => tr`, from the predicates' printed openings."""
         return opened + self.text + ")" * len(preds)
@@ -329,8 +298,6 @@ class _Pool:
     def kept(self) -> list[Candidate]:
         """The candidates kept, in the order their keys were first offered, less those
         that selection can never take (`_undominated`)."""
-        if self.token_tests:
-            self._reading_the_token()
         tr, positives, negatives, right = self.tr, self.positives, self.negatives, self.right
         if self.silent_share:
             silent, tokens, share = self.silent, self.silent | self.sounded, self.silent_share
@@ -512,31 +479,26 @@ def candidates(
         if not positives:
             continue
         by_token: list[int] = []
-        token_tests: dict[Token, _TokenTest] = {}
         silent = sounded = 0
-        if isinstance(tr, (ReplaceAnyBy, Delete)):
+        if isinstance(tr, Delete):
+            silent = found.right[tr] & ~starts
+            sounded = found.applies[tr] & ~found.right[tr] & ~starts
+        if isinstance(tr, ReplaceAnyBy):
             groups: dict[Token, int] = {}
             for bit, k in enumerate(bit_indices(positives)):
                 ex = examples[k]
                 token = ex.word[ex.position][0]
                 groups[token] = groups.get(token, 0) | (1 << bit)
-            if isinstance(tr, Delete):
-                silent = found.right[tr] & ~starts
-                sounded = found.applies[tr] & ~found.right[tr] & ~starts
-                for token, group in groups.items():
-                    test = IsToken(token, 0)
-                    token_tests[token] = (group, test, predicate_cost(test, options.variant), index.bits[test])
-            elif len(groups) == 1:
+            if len(groups) == 1:
                 continue  # every candidate would be one token's: `ReplaceBy`'s pool has them
-            else:
-                by_token = list(groups.values())
+            by_token = list(groups.values())
         # Right implies applies, so a conjunction true on a positive example is right on
         # an example that needs a change.
         assert not positives & ~found.applies[tr]
         pool = _Pool(
             tr, Positives(pools, bit_indices(positives), found.applies[tr], index.bits), found.right[tr],
             found.applies[tr], n,
-            n > LONG_SET, by_token, options.edge_prior and not isinstance(tr, Identity), token_tests,
+            n > LONG_SET, by_token, options.edge_prior and not isinstance(tr, Identity),
             silent, sounded, options.silent_share if isinstance(tr, Delete) else 0.0,
         )
         pools += 1
