@@ -300,10 +300,15 @@ class _Pool:
         that selection can never take (`_undominated`)."""
         tr, positives, negatives, right = self.tr, self.positives, self.negatives, self.right
         if self.silent_share:
+            # A deletion testing a word edge removes an ending or a prefix, which a
+            # paradigm's exceptions, taken before it, may well hold back (`to` of `to
+            # bring` -> `bringen`, but `the` -> `das`): only those inside the word
+            # must say where the token is silent.
             silent, tokens, share = self.silent, self.silent | self.sounded, self.silent_share
             self.forms = {
                 key: form for key, form in self.forms.items()
-                if (form[3] & silent).bit_count() >= share * (form[3] & tokens).bit_count()
+                if any(isinstance(p, IsToken) and p.token is BOUNDARY for p in form[2])
+                or (form[3] & silent).bit_count() >= share * (form[3] & tokens).bit_count()
             }
         # The printed forms' ends, by number of predicates.
         ends = [self.text + ")" * size for size in range(max((len(f[2]) for f in self.forms.values()), default=0) + 1)]

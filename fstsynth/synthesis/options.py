@@ -92,12 +92,13 @@ class Options:
     # very broad one also with rules making another change at a few odd examples
     # (`exceptions.Exceptions`); 0: never.
     exceptions: int = 3
-    # A deletion is a candidate only under conditions where the token is silent in at
-    # least this share of the examples they hold at (decided ones too): a letter is
-    # silent where something licenses it (a double letter, a digraph, an ending), and
-    # conditions that hold mostly where it is sounded name no such thing. Taken after
-    # the rules that sound it, such a deletion fits the rows but drops the letter from
-    # unseen words those rules do not reach. 0: any deletion.
+    # A deletion testing no word edge is a candidate only under conditions where the
+    # token is silent in at least this share of the examples they hold at (decided ones
+    # too): a letter is silent where something licenses it (a double letter, a digraph),
+    # and conditions that hold mostly where it is sounded name no such thing. Taken
+    # after the rules that sound it, such a deletion fits the rows but drops the letter
+    # from unseen words those rules do not reach. At a word edge, a deletion removes an
+    # affix, which exceptions before it may hold back. 0: any deletion.
     silent_share: float = 0.5
 
     def __post_init__(self) -> None:
