@@ -23,7 +23,7 @@ only the position's own token, precomputed per decision and symbol) and `_genera
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from fstsynth.table_format import CONSTANT, LONG_WORD, OFFSET, Error, NumpyPass, lowest_rules
 
@@ -130,30 +130,35 @@ class _CompactSteps:
 
         return cls(*side(p.left_next, p.left_row, p.left_column), *side(p.right_next, p.right_row, p.right_column))
 
-    def right_states(
-        self, np: Any, cls: "np.ndarray", state: "np.ndarray", going: list[int], row: list[int]
-    ) -> "np.ndarray":
-        """The right state at every position (column order); `state` (the start state
-        per word) ends as the state after each whole word."""
+    def right_step(self, cls: "np.ndarray") -> "Step":
         column = self.right_column.take(cls)
-        rho = np.empty(len(cls), dtype=np.int32)
-        for j in range(len(going) - 1, -1, -1):
-            k, a = going[j], row[j]
-            now = state[:k]
-            rho[a : a + k] = now
-            state[:k] = self.right_next.take(self.right_row.take(now) + column[a : a + k])
-        return rho
+        nxt, row = self.right_next, self.right_row
+        return lambda now, a, k: nxt.take(row.take(now) + column[a : a + k])
 
-    def left_states(self, np: Any, cls: "np.ndarray", start: int, going: list[int], row: list[int]) -> "np.ndarray":
-        """The left state at every position (column order)."""
+    def left_step(self, cls: "np.ndarray") -> "Step":
         column = self.left_column.take(cls)
-        out = np.empty(len(cls), dtype=np.int32)
-        state = np.full(going[0] if going else 0, start, dtype=np.int32)
-        for j in range(len(going)):
-            k, a = going[j], row[j]
-            out[a : a + k] = state[:k]
-            state[:k] = self.left_next.take(self.left_row.take(state[:k]) + column[a : a + k])
-        return out
+        nxt, row = self.left_next, self.left_row
+        return lambda now, a, k: nxt.take(row.take(now) + column[a : a + k])
+
+
+# A step of an automaton over a column of the batch: the states of its first `k`
+# words (`now`) and where the column starts (`a`) -> their next states.
+Step = Callable[["np.ndarray", int, int], "np.ndarray"]
+
+
+def _walk(
+    np: Any, count: int, state: "np.ndarray", going: list[int], row: list[int], step: Step, backward: bool
+) -> "np.ndarray":
+    """The state at every position (column order) of an automaton walked over the
+    batch's columns, first to last (or last to first); `state` (one start state per
+    word) ends as the state after each whole word."""
+    out = np.empty(count, dtype=np.int32)
+    for j in range(len(going) - 1, -1, -1) if backward else range(len(going)):
+        k, a = going[j], row[j]
+        now = state[:k]
+        out[a : a + k] = now
+        state[:k] = step(now, a, k)
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -260,31 +265,23 @@ class BatchPass:
         rho: Any = None
         rho_start = np.full(n, self.p.right_start, dtype=np.int32)
         compact = self.compact
-        if self.rights > 1 and compact is not None:
-            rho = compact.right_states(np, cls, rho_start, going, row)
-        elif self.rights > 1:
-            cls_r = cls * self.rights
-            right_t = self.right_t
-            assert right_t is not None
-            rho = np.empty(count, dtype=np.int32)
-            state = rho_start
-            for j in range(len(going) - 1, -1, -1):
-                k, a = going[j], row[j]
-                now = state[:k]
-                rho[a : a + k] = now
-                state[:k] = right_t.take(cls_r[a : a + k] + now)
+        if self.rights > 1:
+            if compact is not None:
+                right_step = compact.right_step(cls)
+            else:
+                right_t, cls_r = self.right_t, cls * self.rights
+                assert right_t is not None
+                right_step = lambda now, a, k: right_t.take(cls_r[a : a + k] + now)  # noqa: E731
+            rho = _walk(np, count, rho_start, going, row, right_step, backward=True)
         if compact is not None:  # (`key`: the left state itself)
-            key = compact.left_states(np, cls, self.p.left_start, going, row)
-        elif self.lefts > 1:
+            start = np.full(n, self.p.left_start, dtype=np.int32)
+            key = _walk(np, count, start, going, row, compact.left_step(cls), backward=False)
+        elif self.lefts > 1:  # (`key`: the left state times `classes`, plus the class)
             left_m = self.left_m
             assert left_m is not None
-            key = np.empty(count, dtype=np.int32)
-            state = np.full(n, self.left_start_m, dtype=np.int32)
-            for j in range(len(going)):
-                k, a = going[j], row[j]
-                here = state[:k] + cls[a : a + k]
-                key[a : a + k] = here
-                state[:k] = left_m.take(here)
+            start = np.full(n, self.left_start_m, dtype=np.int32)
+            key = _walk(np, count, start, going, row, lambda now, a, k: left_m.take(now + cls[a : a + k]), False)
+            key += cls
         else:
             key = cls + self.left_start_m
         if self.candidate_r is not None and self.decide is not None:

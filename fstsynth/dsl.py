@@ -43,6 +43,14 @@ class Error(ValueError):
     """A DSL document (JSON) is malformed."""
 
 
+def _refuse(kind: str, **values: Any) -> None:
+    """Raise what a node's constructor refuses in these field values (one reading with
+    the JSON documents': `program_json.refused`)."""
+    fault = program_json.refused(kind, values)
+    if fault is not None:
+        raise Error(fault)
+
+
 # Printing rules is on the learner's hot path (ties are broken by the printed form),
 # and the same few tokens are quoted again and again.
 @functools.lru_cache(maxsize=4096)
@@ -116,8 +124,7 @@ class TierIs:
     inclusive: bool = False
 
     def __post_init__(self) -> None:
-        if self.index == 0:
-            raise Error("TierIs: index must be nonzero (1 = nearest to the right, -1 = to the left)")
+        _refuse("TierIs", index=self.index)
 
     def __str__(self) -> str:
         last = ", inclusive" if self.inclusive else ""
@@ -223,9 +230,7 @@ class SetFeatures:
     values: tuple[tuple[str, bool], ...]
 
     def __post_init__(self) -> None:
-        names = [name for name, _ in self.values]
-        if not names or names != sorted(set(names)):
-            raise Error("SetFeatures: values must name at least one feature, each once, in sorted order")
+        _refuse("SetFeatures", values=[name for name, _ in self.values])
 
     @classmethod
     def of(cls, values: dict[str, bool]) -> SetFeatures:
@@ -255,10 +260,7 @@ class Agree:
     tier: str | None = None
 
     def __post_init__(self) -> None:
-        if not self.features or list(self.features) != sorted(set(self.features)):
-            raise Error("Agree: features must name at least one feature, each once, in sorted order")
-        if self.offset == 0:
-            raise Error("Agree: offset must be nonzero (x agrees with another token)")
+        _refuse("Agree", features=self.features, offset=self.offset)
 
     def __str__(self) -> str:
         tier = "" if self.tier is None else f"{_q(self.tier)}, "

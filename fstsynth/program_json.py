@@ -11,7 +11,7 @@ at import, and `dataclasses` itself) was a quarter of a one-word `apply`; this m
 imports nothing. `from_json` checks a document here before it builds nodes from
 `FIELDS`, so both accept the same documents with the same message for the first fault,
 and the program read later (`model.StoredProgram`) cannot fail; what the node classes'
-constructors refuse is checked here again (`_check_values`: tests/test_program_json.py
+constructors refuse is `refused`, which they call too (tests/test_program_json.py
 reads damaged documents both ways).
 """
 
@@ -121,18 +121,23 @@ def check_node(data: Any) -> None:
         raise Error(f"unknown DSL node type {kind!r}")
     for kind_of_field, key in fields:
         _CHECKS[kind_of_field](data, key)
-    _check_values(kind, data)
+    # (A document's feature -> value map becomes the node's pairs sorted by name.)
+    fault = refused(kind, {**data, "values": sorted(data["values"])} if kind == "SetFeatures" else data)
+    if fault is not None:
+        raise Error(fault)
 
 
-def _check_values(kind: str, data: dict[str, Any]) -> None:
-    """What the node's constructor refuses (its `__post_init__` in `fstsynth.dsl`)."""
-    if kind == "TierIs" and data["index"] == 0:
-        raise Error("TierIs: index must be nonzero (1 = nearest to the right, -1 = to the left)")
-    if kind == "SetFeatures" and not data["values"]:
-        raise Error("SetFeatures: values must name at least one feature, each once, in sorted order")
-    if kind == "Agree":
-        features = data["features"]
-        if not features or features != sorted(set(features)):
-            raise Error("Agree: features must name at least one feature, each once, in sorted order")
-        if data["offset"] == 0:
-            raise Error("Agree: offset must be nonzero (x agrees with another token)")
+def refused(kind: str, values: dict[str, Any]) -> str | None:
+    """What the constructor of a `kind` node refuses in its field values (`values`, by
+    their JSON keys; a SetFeatures' "values" as its feature names in order): the
+    message, or None. The DSL's nodes check themselves with it (`__post_init__`)."""
+    if kind == "TierIs" and values["index"] == 0:
+        return "TierIs: index must be nonzero (1 = nearest to the right, -1 = to the left)"
+    if kind in ("SetFeatures", "Agree"):
+        key = "values" if kind == "SetFeatures" else "features"
+        names = list(values[key])
+        if not names or names != sorted(set(names)):
+            return f"{kind}: {key} must name at least one feature, each once, in sorted order"
+    if kind == "Agree" and values["offset"] == 0:
+        return "Agree: offset must be nonzero (x agrees with another token)"
+    return None
