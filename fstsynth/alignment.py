@@ -228,11 +228,15 @@ def shared_ending(pairs: Sequence[tuple[Word, Word]]) -> Word:
         kept = sum(src[len(src) - length:] == tail for src, _ in pairs)
         # A suffix with alternants (Finnish `-s s a` / `-s s ä`, by vowel harmony) is
         # none: aligned as a block in some words and token by token in the others, its
-        # alternation would be seen in no rule.
+        # alternation would be seen in no rule. Its part past the alternating token may
+        # be one (Japanese `-i m a s ɯ` / `-e m a s ɯ`: `-m a s ɯ`, the vowel before it
+        # the stem's): the shorter tails are tried.
         alternants = any(
             sum(a != b for a, b in zip(tgt[len(tgt) - length:], tail)) == 1 for _, tgt in pairs if len(tgt) >= length
         )
-        return tail if kept <= (1 - _SUFFIX_SHARE) * len(pairs) and not alternants else ()
+        if alternants:
+            continue
+        return tail if kept <= (1 - _SUFFIX_SHARE) * len(pairs) else ()
     return ()
 
 

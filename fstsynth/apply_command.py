@@ -2,9 +2,10 @@
 command and which the plain command line is read with), and its body.
 
 Public API:
-    APPLY_ARGUMENTS, APPLY_OPTIONS, APPLY_HELP, APPLY_FORMATS, ApplyOption, WATCH_BYTES, SHARES_VARIABLE
+    APPLY_ARGUMENTS, APPLY_OPTIONS, APPLY_HELP, APPLY_FORMATS, ApplyOption, WATCH_BYTES, SHARES_VARIABLE,
+    TIMELINE_VARIABLE
     run_apply(model_dir, words=None, source=None, target=None, check=False, trace=False,
-              fmt="plain", join=False, jobs=1, on_input=None) -> int
+              fmt="plain", join=False, jobs=1, on_input=None, ..., timeline=None) -> int
     plain_apply(argv) -> int | None
 
 Why apart from `fstsynth.cli`: importing typer (and the rest of the command line) is a
@@ -32,7 +33,7 @@ from fstsynth.errors import UserError
 from fstsynth.formatting import APPLY_FORMATS, tab_warning
 
 if TYPE_CHECKING:
-    from fstsynth.block_pool import Shares
+    from fstsynth.block_pool import Shares, Timeline
     from fstsynth.guard import Guard
     from fstsynth.model import PairModel
     from fstsynth.stream import Applied, BlockApplier
@@ -41,6 +42,10 @@ if TYPE_CHECKING:
 #: Set (to anything but ""), `apply --jobs N` on a regular file ends by printing each
 #: process's share of the work on standard error: its blocks and CPU seconds.
 SHARES_VARIABLE = "FSTSYNTH_JOBS_SHARES"
+#: Set to a file's path, a plain `apply` command line appends to that file a timeline of
+#: each of its processes (`block_pool.Timeline`): when it loaded the model, forked, made,
+#: waited for and wrote out each block, ended.
+TIMELINE_VARIABLE = "FSTSYNTH_JOBS_TIMELINE"
 
 APPLY_HELP = "Predict the target form of each word with the compiled transducer."
 
@@ -113,13 +118,15 @@ def run_apply(
     on_input: Optional[Callable[[int], None]] = None,
     output_dir: Optional[str | Path] = None,
     scheduler: Optional[str] = None,
+    timeline: "Timeline | None" = None,
 ) -> int:
     """`fstsynth apply`'s body (see `APPLY_OPTIONS`): predictions on standard output;
     exit code 0, or 1 if `check` found words where the transducer and the interpreter
     differ. Errors are raised (`guarded` reports them). `on_input`: called with the
     bytes of standard input read so far, after each read. With `output_dir`, `words`
     are files of words, each predicted into a file there, on the Dask cluster at
-    `scheduler` if given (`fstsynth.cluster.apply_files`)."""
+    `scheduler` if given (`fstsynth.cluster.apply_files`). `timeline`: events marked
+    there (`block_pool.Timeline`)."""
     from fstsynth.model_file import load_model
     from fstsynth.stream import blocks
 
@@ -141,6 +148,8 @@ def run_apply(
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1, not {jobs}")
     model = load_model(model_dir)
+    if timeline is not None:
+        timeline.mark("loaded")
     pm = model.pair(source, target)
     alphabet = set(model.alphabet)
     sep = "" if join else " "
@@ -152,6 +161,8 @@ def run_apply(
     read = blocks(sys.stdin.buffer, on_read=on_input)
     encoding = sys.stdout.encoding or ""
     applier = _block_applier_of(pm, alphabet, sep, fmt, encoding)
+    if timeline is not None:
+        timeline.mark("applier")
     shares: "Shares | None" = None
     if jobs == 1:
         done: Iterator["Applied"] = map(applier.apply, read)
@@ -170,7 +181,7 @@ def run_apply(
         if file is not None:  # the workers read their blocks from the file themselves
             shares = Shares() if os.environ.get(SHARES_VARIABLE) else None
             done = map_file(file, make, jobs, encoding=encoding, errors=sys.stdout.errors or "strict",
-                            on_read=on_input, shares=shares)
+                            on_read=on_input, shares=shares, timeline=timeline)
         else:
             done = map_blocks(read, make, jobs)
     unseen: Counter = Counter()
@@ -186,6 +197,10 @@ def run_apply(
         elif applied.text:
             sys.stdout.write(applied.text)
             sys.stdout.flush()
+        if timeline is not None and jobs == 1:
+            timeline.mark("written")
+    if timeline is not None:
+        timeline.mark("end")
     _warn_unseen(unseen, alphabet, model.features)
     if shares is not None:
         echo(f"fstsynth: apply --jobs {jobs}: {shares}", err=True)
@@ -326,6 +341,12 @@ def plain_apply(argv: Sequence[str]) -> int | None:
             values.append(word)
     if not values:
         return None
+    timeline: "Timeline | None" = None
+    if os.environ.get(TIMELINE_VARIABLE):
+        from fstsynth.block_pool import Timeline
+
+        timeline = Timeline(os.environ[TIMELINE_VARIABLE])
+        timeline.mark("main")
     from fstsynth import fileio, guard
 
     fileio.log_to_stderr_when_needed()
@@ -334,16 +355,23 @@ def plain_apply(argv: Sequence[str]) -> int | None:
     except UserError as exc:
         return error(str(exc))
     model_dir = Path(values[0])
-    if _model_bytes(model_dir) >= WATCH_BYTES or (not values[1:] and _file_bytes_left(sys.stdin) >= WATCH_BYTES):
+    if (not values[1:] and _file_bytes_left(sys.stdin) >= WATCH_BYTES) or _model_bytes(model_dir) >= WATCH_BYTES:
         # Started now, it starts on another core while this process imports and loads
         # the model; once the input is read (`input_read`), it would take a core from
-        # the workers of `--jobs`.
+        # the workers of `--jobs`. (The input's size first: the model's imports the model
+        # reader, which then delayed the watchdog's start-up, 30-40 ms of CPU, to where
+        # it held the core the first worker of `--jobs` started on.)
         watchdog.start()
+        if timeline is not None:
+            timeline.mark("watchdog")
     try:
         code = guarded(
-            lambda: run_apply(model_dir, values[1:] or None, on_input=watchdog.input_read, **kwargs)  # type: ignore[arg-type]
+            lambda: run_apply(model_dir, values[1:] or None, on_input=watchdog.input_read,
+                              timeline=timeline, **kwargs)  # type: ignore[arg-type]
         )
         sys.stdout.flush()
+        if timeline is not None:
+            timeline.mark("flushed")
     finally:
         watchdog.stop()
     # The process ends next: its last garbage collection, at exit, would go through every
@@ -351,6 +379,9 @@ def plain_apply(argv: Sequence[str]) -> int | None:
     import gc
 
     gc.freeze()
+    if timeline is not None:
+        timeline.mark("exit")
+        timeline.save()
     return code
 
 

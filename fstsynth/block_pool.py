@@ -5,6 +5,7 @@ Public API:
     map_file(fd, make_applier, jobs, *, encoding, errors="strict", block_bytes=FILE_BLOCK_BYTES, on_read=None,
              shares=None) -> Iterator[Applied]
     Shares (how map_file shared the work: blocks and CPU seconds per process)
+    Timeline (events of a process of `apply`, with their times: FSTSYNTH_JOBS_TIMELINE)
     FORKS, FILE_BLOCK_BYTES, SLOT_BYTES, QUEUED, AHEAD, TAIL_FROM, TAIL_SPLIT
 
 A block's result does not depend on the process that makes it
@@ -50,6 +51,7 @@ import select
 import signal
 import struct
 import sys
+import time
 from collections import Counter, deque
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
@@ -163,6 +165,37 @@ class Shares:
                 f"of its workers: {'; '.join(processes[1:]) or 'none'}")
 
 
+class Timeline:
+    """Events of one process of `apply`, for finding where its wall time goes: each
+    one's monotonic time (the same clock in every process), the process's CPU seconds,
+    its name and block number (-1: none). Kept in memory and appended to `path` as the
+    process ends, in one write of lines `pid TAB time TAB cpu TAB name TAB block`
+    (`scripts/bench_jobs.py --timeline` reads them)."""
+
+    __slots__ = ("path", "pid", "events")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.pid = os.getpid()
+        self.events: list[tuple[float, float, str, int]] = []
+
+    def mark(self, name: str, block: int = -1) -> None:
+        self.events.append((time.monotonic(), time.process_time(), name, block))
+
+    def forked(self) -> None:
+        """In a new worker: its own events from now on."""
+        self.pid = os.getpid()
+        self.events = []
+
+    def save(self) -> None:
+        text = "".join(f"{self.pid}\t{at:.6f}\t{cpu:.6f}\t{name}\t{block}\n" for at, cpu, name, block in self.events)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            _write_all(fd, text.encode())
+        finally:
+            os.close(fd)
+
+
 def _cpu_seconds(usage: "resource.struct_rusage") -> float:
     return usage.ru_utime + usage.ru_stime
 
@@ -213,7 +246,7 @@ class _Worker:
 
     def __init__(
         self, block_at: Callable[[int], "Block"], applier: "BlockApplier", encoding: str, errors: str,
-        slots: list[mmap.mmap], others: Iterable[int],
+        slots: list[mmap.mmap], others: Iterable[int], timeline: Timeline | None = None,
     ) -> None:
         self.queue: deque[tuple[int, int]] = deque()  # (block, buffer) sent, not yet answered
         self.blocks = 0
@@ -229,8 +262,14 @@ class _Worker:
                 for fd in (orders_w, results_r, *others):  # (the other workers' pipes: theirs to close)
                     os.close(fd)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
-                self._serve(block_at, applier, encoding, errors, slots, orders_r, results_w)
+                if timeline is not None:
+                    timeline.forked()
+                    timeline.mark("forked")
+                self._serve(block_at, applier, encoding, errors, slots, orders_r, results_w, timeline)
                 code = 0
+                if timeline is not None:
+                    timeline.mark("ended")
+                    timeline.save()
             finally:
                 os._exit(code)  # (no exit handlers, no flushing: they are the command's)
         os.close(orders_r)
@@ -240,14 +279,18 @@ class _Worker:
     @staticmethod
     def _serve(
         block_at: Callable[[int], "Block"], applier: "BlockApplier", encoding: str, errors: str,
-        slots: list[mmap.mmap], orders: int, results: int,
+        slots: list[mmap.mmap], orders: int, results: int, timeline: Timeline | None,
     ) -> None:
         while True:
+            if timeline is not None:
+                timeline.mark("read")
             # (Orders are written whole, 8 bytes each: a read of 8 takes one whole.)
             order = os.read(orders, _ORDER.size)
             if not order:
                 return
             k, slot = _ORDER.unpack(order)
+            if timeline is not None:
+                timeline.mark("order", k)
             try:
                 printed, unseen, tab_line, lines = _made(applier, block_at(k), encoding, errors)
                 inline = printed if len(printed) > SLOT_BYTES else b""
@@ -266,6 +309,8 @@ class _Worker:
                     record = b"E" + pickle.dumps(failed)
                 _write_all(results, len(record).to_bytes(8, "little") + record)
                 return
+            if timeline is not None:
+                timeline.mark("made", k)
             _write_all(results, len(record).to_bytes(8, "little") + record)
 
     def send(self, k: int, slot: int) -> None:
@@ -302,7 +347,7 @@ class _Worker:
 def map_file(
     fd: int, make_applier: Callable[[], "BlockApplier"], jobs: int, *, encoding: str, errors: str = "strict",
     block_bytes: int = FILE_BLOCK_BYTES, on_read: Callable[[int], None] | None = None,
-    shares: Shares | None = None,
+    shares: Shares | None = None, timeline: Timeline | None = None,
 ) -> Iterator["Applied"]:
     """`map_blocks` for a regular file open on `fd`, from its offset (see the module
     docstring; forked workers only): this process and `jobs - 1` workers. Each block's
@@ -311,7 +356,8 @@ def map_file(
     offset, as on a stream. The file is read to the size it has now (a file still
     growing: its last line to its newline), and its offset left at that size.
     `on_read`: called once, with the number of bytes to read, once the workers have
-    started. `shares`: filled in once all is done."""
+    started. `shares`: filled in once all is done. `timeline`: this process's events
+    marked there, and each worker's saved as it ends."""
     import resource  # (Unix's, as fork)
 
     from fstsynth.stream import Applied, LineError, file_block
@@ -346,7 +392,11 @@ def map_file(
     try:
         for _ in range(1, min(jobs, count)):
             others = [end for worker in workers for end in (worker.orders, worker.results)]
-            workers.append(_Worker(block_at, applier, encoding, errors, slots, others))
+            if timeline is not None:
+                timeline.mark("fork")
+            workers.append(_Worker(block_at, applier, encoding, errors, slots, others, timeline))
+        if timeline is not None:
+            timeline.mark("forked")
         if on_read is not None:
             # All of it, now: the memory watchdog (`apply`'s `on_input`) starts, as on a
             # stream once a few blocks are read; after the forks, so that the workers
@@ -367,10 +417,14 @@ def map_file(
                 # Take the blocks the workers have made (and send them more); wait for
                 # them only when this process has nothing else to do.
                 idle = next_out not in made and next_new == last
+                if timeline is not None and idle:
+                    timeline.mark("wait", next_out)
                 ready = select.select(busy, [], [], None if idle else 0)[0]
                 for worker in workers:
                     if worker.results in ready:
                         k, slot, result = worker.take(slots)
+                        if timeline is not None:
+                            timeline.mark("taken", k)
                         made[k] = result
                         if not worker.ended:
                             free.append(slot)
@@ -379,10 +433,14 @@ def map_file(
             if next_out not in made:
                 # A worker's block not made yet (or none sent): this process makes one.
                 assert next_new < last, "no block to make or to wait for"
+                if timeline is not None:
+                    timeline.mark("make", next_new)
                 try:
                     made[next_new] = _made(applier, block_at(next_new), encoding, errors)
                 except Exception as exc:  # (raised in its turn, once the blocks before it are out)
                     made[next_new] = exc
+                if timeline is not None:
+                    timeline.mark("made", next_new)
                 next_new += 1
                 own_blocks += 1
                 continue
@@ -392,12 +450,20 @@ def map_file(
             if isinstance(result, Exception):
                 raise result
             printed, unseen, tab_line, block_lines = result
+            if timeline is not None:
+                timeline.mark("out", next_out)
             yield Applied(printed, unseen, "", None if tab_line is None else lines + tab_line)
+            if timeline is not None:
+                timeline.mark("written", next_out)
             lines += block_lines
             next_out += 1
         finished = True
     finally:
+        if timeline is not None:
+            timeline.mark("stop")
         worker_cpu = [worker.stop(kill=not finished) for worker in workers]
+        if timeline is not None:
+            timeline.mark("stopped")
     os.lseek(fd, size, os.SEEK_SET)
     if shares is not None:
         shares.blocks = [own_blocks, *(worker.blocks for worker in workers)]

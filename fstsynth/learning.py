@@ -187,15 +187,18 @@ def learn_model(
             "learned", problem.source or problem.name, problem.columns[j],
         )
     alphabet, features = inventory(problem)
+    # Per column pair, its result and the seconds its time limit has left for compiling.
     results: dict[tuple[int, int], tuple[LearnResult, float | None]] = {}
     for k, (s, t) in enumerate(todo):
         label = f"{problem.columns[s]} -> {problem.columns[t]}"
         report("column pair", k, len(todo), label)
-        # One deadline for the column pair: learning (every fold and variant of `auto`)
-        # and compilation share it.
+        # One time limit for the column pair: learning (every fold and variant of
+        # `auto`) and compilation share it. Its compilation comes after every pair is
+        # learned, so what is left is counted from then, not the other pairs' time.
         deadline = None if options.time_limit is None else time.monotonic() + options.time_limit
         try:
-            results[(s, t)] = learn(problem.training_pairs(s, t), features, options, jobs, deadline), deadline
+            result = learn(problem.training_pairs(s, t), features, options, jobs, deadline)
+            results[(s, t)] = result, None if deadline is None else deadline - time.monotonic()
         except UserError as exc:
             raise Error(f"{problem.name}: column pair {label}: {exc}") from None
     written = _written_segments(problem, {pair: result.program for pair, (result, _) in results.items()}, features)
@@ -203,10 +206,11 @@ def learn_model(
         alphabet = tuple(sorted({*alphabet, *written}))
         features = {**features, **written}
     learned: dict[tuple[int, int], PairModel] = {}
-    for (s, t), (result, deadline) in results.items():
+    for (s, t), (result, left) in results.items():
         label = f"{problem.columns[s]} -> {problem.columns[t]}"
         try:
             started = time.perf_counter()
+            deadline = None if left is None else time.monotonic() + left
             compiled = compile_program(result.program, alphabet, features, deadline=deadline)
         except UserError as exc:
             raise Error(f"{problem.name}: column pair {label}: {exc}") from None

@@ -343,6 +343,12 @@ def test_the_suffix_most_targets_share_is_found():
     assert shared_ending(finnish) == ("s", "s", "a")
     harmony = finnish + [(("m", "e", "t", "s", "ä"), ("m", "e", "t", "s", "ä", "s", "s", "ä"))]
     assert shared_ending(harmony) == ()
+    # An alternant only at the affix's inner edge (Japanese `-i m a s ɯ` / `-e m a s ɯ`,
+    # the vowel the stem's): the part past it is the suffix.
+    stems = ("k a k", "n o m", "t o b", "j o m")
+    polite = [(tuple(f"{stem} ɯ".split()), tuple(f"{stem} i m a s ɯ".split())) for stem in stems]
+    polite.append((tuple("t a b e ɾ ɯ".split()), tuple("t a b e m a s ɯ".split())))
+    assert shared_ending(polite) == ("m", "a", "s", "ɯ")
 
 
 def test_a_shared_suffix_is_aligned_as_an_insertion_at_the_end():

@@ -197,6 +197,53 @@ def test_the_processes_share_the_blocks_of_a_file(plural_model, tmp_path, jobs):
     assert many.stderr.endswith(b"; of its workers: none\n"), many.stderr
 
 
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_the_timeline_has_each_process_and_block(plural_model, tmp_path, jobs):
+    """`map_file`'s timeline (`block_pool.Timeline`): the events of every process, each
+    process's in the order of its clock; each block made once, by one process, and
+    written out in order after it was made; the output that of one process. `apply`
+    fills one in when asked (FSTSYNTH_JOBS_TIMELINE), and nothing else changes."""
+    from fstsynth.apply_command import TIMELINE_VARIABLE, _block_applier
+    from fstsynth.block_pool import Timeline
+
+    data = b"k a t\nd \xc9\x94 g\n" * 2000
+    path = tmp_path / "words.txt"
+    path.write_bytes(data)
+    make = lambda: _block_applier(plural_model, None, None, " ", "plain", "utf-8")  # noqa: E731
+    expected = make().apply(next(blocks(io.BytesIO(data), chunk=len(data)))).data
+    timeline = Timeline(str(tmp_path / "timeline.tsv"))
+    with path.open("rb") as handle:
+        got = [applied.data for applied in map_file(handle.fileno(), make, jobs, encoding="utf-8",
+                                                     block_bytes=1000, timeline=timeline)]
+    timeline.save()
+    assert b"".join(got) == expected
+    events: dict[int, list[tuple[float, str, int]]] = {}
+    for line in (tmp_path / "timeline.tsv").read_text().splitlines():
+        pid, at, cpu, name, block = line.split("\t")
+        events.setdefault(int(pid), []).append((float(at), name, int(block)))
+    assert list(events)[-1] == os.getpid() and len(events) == jobs
+    for marks in events.values():
+        assert [at for at, _, _ in marks] == sorted(at for at, _, _ in marks)
+    made = {block: (pid, at) for pid, marks in events.items() for at, name, block in marks if name == "made"}
+    assert sum(name == "made" for marks in events.values() for _, name, _ in marks) == len(made) == len(got)
+    # (Each worker is sent blocks at once; the command's process makes those it would
+    # otherwise wait for, how many depends on the machine's load.)
+    assert {pid for pid, _ in made.values()} >= set(events) - {os.getpid()}, "a worker made no block"
+    written = [(block, at) for at, name, block in events[os.getpid()] if name == "written"]
+    assert [block for block, _ in written] == list(range(len(got)))
+    # (A worker's clock is the same as this process's: a block is written after it is made.)
+    assert all(made[block][1] <= at for block, at in written)
+    one = _apply(plural_model, stdin=data)
+    env = dict(_env(), **{TIMELINE_VARIABLE: str(tmp_path / "command.tsv")})
+    many = subprocess.run([sys.executable, "-m", "fstsynth", "apply", str(plural_model), "--jobs", str(jobs)],
+                          stdin=path.open("rb"), capture_output=True, env=env, cwd=ROOT)
+    assert (many.returncode, many.stdout, many.stderr) == (one.returncode, one.stdout, one.stderr)
+    names = [line.split("\t")[3] for line in (tmp_path / "command.tsv").read_text().splitlines()]
+    # (One block: the command's process makes it, with no worker.)
+    assert names == ["main", "loaded", "applier", "forked", "make", "made", "out", "written", "stop", "stopped",
+                     "end", "flushed", "exit"]
+
+
 def test_jobs_on_a_file_print_the_same_bytes_as_one_process(plural_model):
     """Standard input a regular file of two blocks (the workers read theirs
     themselves); then with a byte that is not UTF-8 in the second block: the output,

@@ -69,3 +69,38 @@ def test_the_learn_command_learns_with_the_collector_paused(tmp_path, monkeypatc
     assert len(collector_on) > 3 and not any(collector_on)
     assert blas_threads == {1}
     assert gc.isenabled()
+
+
+def test_a_pairs_compilation_is_not_charged_the_other_pairs_learning(monkeypatch):
+    # Each column pair has its own time limit; its compilation comes after every pair
+    # is learned, and may take what its own learning left, whatever the others took.
+    import time
+
+    import fstsynth.compiler
+    import fstsynth.synthesis
+    from fstsynth.learning import learn_model
+    from fstsynth.problem import Problem
+    from fstsynth.synthesis import Options
+
+    words = [("b a d", "b a t"), ("r o b", "r o p")]
+    problem = Problem("p", ("a", "b"), tuple((tuple(x.split()), tuple(y.split())) for x, y in words), ())
+    from fstsynth.dsl import Program
+    from fstsynth.synthesis import LearnResult
+
+    real_compile = fstsynth.compiler.compile_program
+
+    def slow_learn(pairs, features, options, jobs, deadline):
+        time.sleep(0.6)  # learning; for the first pair's clock, the second pair's too
+        return LearnResult(Program(()), 0.0, 0, len(pairs))  # the identity
+
+    left = []
+
+    def compile_program(program, alphabet, features, deadline=None):
+        left.append(deadline - time.monotonic())
+        return real_compile(program, alphabet, features, deadline=deadline)
+
+    monkeypatch.setattr(fstsynth.synthesis, "learn", slow_learn)
+    monkeypatch.setattr(fstsynth.compiler, "compile_program", compile_program)
+    model = learn_model(problem, Options(time_limit=1.0), pairs=[(0, 1), (1, 0)])
+    assert set(model.pairs) == {(0, 1), (1, 0)}
+    assert len(left) == 2 and all(0.0 < s < 0.45 for s in left)
