@@ -10,7 +10,9 @@ import pytest
 
 from conftest import DATA
 from fstsynth.features import with_vowel_classes
-from fstsynth.dsl import IsToken, Predicate
+from fstsynth.dsl import BOUNDARY, Delete, IsToken, Predicate, Program
+from fstsynth.interpreter import START, run
+from fstsynth.synthesis.bitsets import bits
 from fstsynth.problem import load_problem
 from fstsynth.synthesis import Options, synthesize_pass, tagged_examples
 from fstsynth.synthesis import candidates as candidates_module
@@ -117,3 +119,51 @@ def test_selection_takes_the_same_rules_without_the_dominated_candidates(monkeyp
             assert synthesize_pass(examples, features, options) == pruned
         dropped += len(every) - len(candidates(examples, features, options).candidates)
     assert dropped > 0  # the comparison is not vacuous
+
+
+@pytest.mark.parametrize("variant", ["token", "feature"])
+def test_no_deletion_under_conditions_where_its_letter_is_mostly_sounded(variant):
+    """`Options.silent_share`: each deletion candidate testing no word edge fires where
+    its token is silent at least as often as where it is sounded, counting every
+    example (decided or not); without the option, the spelling table has candidates
+    that do not."""
+    pairs, features = _spelling()
+    examples = _examples(pairs, features)
+    silent = bits(k for k, ex in enumerate(examples) if ex.position != START and not ex.output)
+    sounded = bits(k for k, ex in enumerate(examples) if ex.position != START and ex.output)
+
+    def mostly_sounded(share: float) -> list[str]:
+        found = candidates(examples, features, Options(variant=variant, silent_share=share)).candidates
+        deletions = [
+            cand for cand in found
+            if isinstance(cand.transformation, Delete)
+            and not any(isinstance(p, IsToken) and p.token is BOUNDARY for p in cand.predicates)
+        ]
+        assert deletions
+        return [
+            cand.text for cand in deletions if (cand.fires & silent).bit_count() < (cand.fires & sounded).bit_count()
+        ]
+
+    assert mostly_sounded(0.5) == []
+    assert mostly_sounded(0.0)
+
+
+def test_a_deletion_is_not_learned_where_its_letter_is_mostly_sounded():
+    """Final `r` is `ɐ` and `r` after `u` is kept (rules taken first); `r` is silent
+    after the `e` written `ɐ` (`dert`, `dernt`). "Delete two after `d`" then fits the
+    rows left, but its conditions hold at more sounded `r`s (`dor`, `adar`, ...) than
+    silent ones: it would drop the `r` of an unseen `dort`, the `l` of `dala`."""
+    words = ("tor:toɐ mor:moɐ dor:doɐ bor:boɐ odor:odoɐ lor:loɐ tar:taɐ mar:maɐ dar:daɐ bar:baɐ adar:adaɐ "
+             "lar:laɐ tir:tiɐ mir:miɐ dir:diɐ bir:biɐ idir:idiɐ lir:liɐ dert:dɐt odert:odɐt widert:widɐt "
+             "dernt:dɐnt ledernt:ledɐnt kur:kur tur:tur ert:ert ernte:ernte").split()
+    pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
+    features = with_vowel_classes({}, sorted({t for s, t in pairs for t in s + t}))
+    examples = _examples(pairs, features)
+
+    def unseen(share: float) -> list[str]:
+        program = Program((synthesize_pass(examples, features, Options(variant="token", silent_share=share)),))
+        assert all(run(program, src, features) == tgt for src, tgt in pairs)
+        return ["".join(run(program, tuple(word), features)) for word in ("dort", "dala")]
+
+    assert unseen(0.5) == ["dort", "dala"]
+    assert unseen(0.0) == ["dot", "daa"]  # the option is what keeps them

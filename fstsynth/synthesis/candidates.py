@@ -22,6 +22,7 @@ from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
     CopyReplace,
+    Delete,
     Identity,
     Insert,
     IsToken,
@@ -236,7 +237,7 @@ class _Pool:
 
     def __init__(
         self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool,
-        by_token: list[int], edge_prior: bool = False,
+        by_token: list[int], edge_prior: bool = False, silent: int = 0, sounded: int = 0, silent_share: float = 0.0,
     ) -> None:
         self.tr = tr
         self.positives = positives
@@ -257,6 +258,11 @@ class _Pool:
         # For a `ReplaceAnyBy`, its positive examples by the token replaced (bitsets
         # over `positives`; empty for other transformations): see `kept`.
         self.by_token = by_token
+        # For a `Delete`, where the token is silent and where it is sounded, and the
+        # share of the tokens a form fires on that must be silent (`Options.silent_share`).
+        self.silent = silent
+        self.sounded = sounded
+        self.silent_share = silent_share
         # Per key, the form kept so far as (cost, opened, preds, fires, gainable): its
         # printed form and its `Candidate` are made once, for the form kept in the end
         # (`kept`), not for each form offered and replaced by a cheaper one.
@@ -293,6 +299,17 @@ class _Pool:
         """The candidates kept, in the order their keys were first offered, less those
         that selection can never take (`_undominated`)."""
         tr, positives, negatives, right = self.tr, self.positives, self.negatives, self.right
+        if self.silent_share:
+            # A deletion testing a word edge removes an ending or a prefix, which a
+            # paradigm's exceptions, taken before it, may well hold back (`to` of `to
+            # bring` -> `bringen`, but `the` -> `das`): only those inside the word
+            # must say where the token is silent.
+            silent, tokens, share = self.silent, self.silent | self.sounded, self.silent_share
+            self.forms = {
+                key: form for key, form in self.forms.items()
+                if any(isinstance(p, IsToken) and p.token is BOUNDARY for p in form[2])
+                or (form[3] & silent).bit_count() >= share * (form[3] & tokens).bit_count()
+            }
         # The printed forms' ends, by number of predicates.
         ends = [self.text + ")" * size for size in range(max((len(f[2]) for f in self.forms.values()), default=0) + 1)]
         forms: Iterable[tuple[float, str, tuple[Predicate, ...], int, int]] = self.forms.values()
@@ -458,12 +475,19 @@ def candidates(
     atoms = _Atoms.of(index, options.variant)
     pools = 0
     kept: list[Candidate] = []
+    # The start positions: a `Delete` is right at those that output nothing, but deletes
+    # no token there.
+    starts = bits(k for k, ex in enumerate(examples) if ex.position == START)
     for tr in found.order:
         deadline.check()
         positives = found.right[tr] & found.need
         if not positives:
             continue
         by_token: list[int] = []
+        silent = sounded = 0
+        if isinstance(tr, Delete):
+            silent = found.right[tr] & ~starts
+            sounded = found.applies[tr] & ~found.right[tr] & ~starts
         if isinstance(tr, ReplaceAnyBy):
             groups: dict[Token, int] = {}
             for bit, k in enumerate(bit_indices(positives)):
@@ -480,6 +504,7 @@ def candidates(
             tr, Positives(pools, bit_indices(positives), found.applies[tr], index.bits), found.right[tr],
             found.applies[tr], n,
             n > LONG_SET, by_token, options.edge_prior and not isinstance(tr, Identity),
+            silent, sounded, options.silent_share if isinstance(tr, Delete) else 0.0,
         )
         pools += 1
         # The search tests "true on some positive example" on bitsets over the positive
