@@ -97,8 +97,11 @@ class Options:
     # too): a letter is silent where something licenses it (a double letter, a digraph),
     # and conditions that hold mostly where it is sounded name no such thing. Taken
     # after the rules that sound it, such a deletion fits the rows but drops the letter
-    # from unseen words those rules do not reach. At a word edge, a deletion removes an
-    # affix, which exceptions before it may hold back. 0: any deletion.
+    # from unseen words those rules do not reach. A licence may be two-sided (Spanish
+    # `u` after `g` before `e`, `i`): a deletion testing one side passes too where the
+    # token next to the position on the other side tells its silent positions from
+    # its sounded ones. At a word edge, a deletion removes an affix, which exceptions
+    # before it may hold back. 0: any deletion.
     silent_share: float = 0.5
 
     def __post_init__(self) -> None:
