@@ -10,10 +10,9 @@ are imported on first use, so that `import fstsynth` stays cheap (the learner an
 compiler pull in lingpy and Pynini).
 """
 
-from __future__ import annotations
-
-# Not `from typing import ...`: `python -m fstsynth` runs this before `main` installs its
-# Ctrl-C handler, and a Ctrl-C while typing was being imported ended in a traceback.
+# Only `sys` may be imported here (not typing, not even __future__): `python -m fstsynth`
+# runs this before `main` installs its Ctrl-C handler, and a Ctrl-C while typing was
+# being imported ended in a traceback.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["learn", "load", "compile", "Model"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     if name == "load":
         # A loaded model that also pickles as its files' bytes (Dask ships it so);
         # `fstsynth.cluster` sits above the API, which it extends.

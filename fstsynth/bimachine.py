@@ -167,6 +167,56 @@ class SideNext(NamedTuple):
     column: np.ndarray
 
 
+class _TierSlots(NamedTuple):
+    """Where one tier sits in a side automaton's state (`first`: its masks per rank,
+    `ranks` of them) and in a symbol as read (`on`: whether the symbol is on the tier,
+    then its masks per rank)."""
+
+    first: int
+    on: int
+    ranks: int
+
+
+@dataclass(frozen=True)
+class _StateLayout:
+    """The components of a side automaton's state and of a symbol as read, by position.
+    A state: what lies ahead per distance 0 .. width-1, each tier's masks per rank, the
+    tokens held for copies (newest first). A read: the cell mask per distance, per tier
+    whether the symbol is on it and its masks per rank, the token (where copies read
+    one)."""
+
+    width: int
+    tiers: tuple[_TierSlots, ...]
+    held: int
+
+    @classmethod
+    def of(cls, width: int, ranks: Sequence[int], held: int) -> "_StateLayout":
+        tiers, first, on = [], width, width
+        for count in ranks:
+            tiers.append(_TierSlots(first, on, count))
+            first, on = first + count, on + 1 + count
+        return cls(width, tuple(tiers), held)
+
+    @property
+    def held_at(self) -> int:
+        return self.width + sum(t.ranks for t in self.tiers)
+
+    @property
+    def size(self) -> int:
+        return self.held_at + self.held
+
+    @property
+    def rest(self) -> list[int]:
+        """What a step reads of a state: all but what lies at distance 0 on the cells
+        and the farthest held token."""
+        return list(range(1, self.width)) + list(range(self.width, self.size - 1 if self.held else self.size))
+
+    @property
+    def observed(self) -> list[int]:
+        """What lies at distance 0: on the cells and at rank 0 of each tier."""
+        return ([0] if self.width else []) + [t.first for t in self.tiers]
+
+
 #: Cells (frontier states x symbols x state components) one step of the breadth-first
 #: walk builds at once: bounds its memory (32 MB) whatever the side's size.
 STEP_BLOCK_CELLS = 4_000_000
@@ -246,16 +296,13 @@ def _side_automaton(
             out.append(masks.id(acc))
         return out[::-1]
 
-    # State components: ahead[0..width-1], each tier's ranks, the held tokens; read
-    # components: the cell masks, per tier `on` and its masks, the token.
+    layout = _StateLayout.of(width, ranks, held)
     start = ahead_of([cell_mask(j, BOUNDARY_CELL) for j in range(width)])
-    tier_at: list[tuple[int, int, int]] = []  # per tier: (its first state component, its `on` read component, ranks)
     for tier, count in zip(tier_names, ranks):
-        tier_at.append((len(start), width + sum(1 + c for c in ranks[: len(tier_at)]), count))
         start += ahead_of([tier_mask(tier, q, None) for q in range(count)])
-    held_at = len(start)
     start += [-1] * held
-    size = len(start)
+    held_at, size = layout.held_at, layout.size
+    assert len(start) == size
 
     def step(states: np.ndarray) -> np.ndarray:
         """The successor of every state on every read: [state, read, component]."""
@@ -263,7 +310,7 @@ def _side_automaton(
         out = np.empty((n, k, size), dtype=np.int64)
         for t in range(width):
             out[:, :, t] = masks.meet(reads[:, t], states[:, t + 1]) if t + 1 < width else reads[None, :, t]
-        for first, on_at, count in tier_at:
+        for first, on_at, count in layout.tiers:
             on = reads[None, :, on_at].astype(bool)
             for q in range(count):
                 shifted = reads[None, :, on_at + 1 + q]
@@ -275,10 +322,9 @@ def _side_automaton(
             out[:, :, held_at + 1 :] = states[:, None, held_at : size - 1]
         return out
 
-    # A step reads of a state all but what lies at distance 0 and the farthest held
-    # token (its *rest*): states with one rest share their successors, which are
+    # States with one *rest* (`_StateLayout.rest`) share their successors, which are
     # found, stored and minimized once per rest.
-    rest_at = list(range(1, width)) + list(range(width, size - 1 if held else size))
+    rest_at = layout.rest
     found: list[np.ndarray] = [np.array([start], dtype=np.int64).reshape(1, size)]
     state_ids: dict[bytes, int] = {found[0][0].tobytes(): 0}
     rest_ids: dict[bytes, int] = {}
@@ -318,7 +364,7 @@ def _side_automaton(
     states = np.concatenate(found)
 
     # Observed in each state: its mask and the tokens copies read.
-    mask_at = ([0] if width else []) + [first for first, _, _ in tier_at]
+    mask_at = layout.observed
     combination, combination_first = group_rows(states[:, mask_at])
     state_masks = [masks.meet_all(states[f, mask_at].tolist()) for f in combination_first]
     mask_number: dict[int, int] = {}

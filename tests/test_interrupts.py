@@ -297,7 +297,7 @@ def test_nothing_is_imported_before_the_ctrl_c_handler_but_sys(module):
             imported |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module or "")
-    assert imported <= {"sys", "__future__"}, imported
+    assert imported <= {"sys"}, imported
 
 
 def test_ctrl_c_while_the_arguments_are_read_is_one_line_and_exit_130(tmp_path):
