@@ -2,7 +2,8 @@
 change, the conjunctions of atoms under which it is worth considering.
 
 Public API:
-    Positives, Candidate, CandidateSet, candidates(examples, features, options, deadline, index)
+    Positives, Candidate, CandidateSet, candidates(examples, features, options, deadline, index, edges)
+    affix_edges(examples), BOTH_EDGES
 
 Inverse semantics (FlashMeta-style): each example yields the transformations whose
 output there is right (`examples.consistent_transformations`); each such
@@ -41,9 +42,11 @@ from fstsynth.synthesis.examples import TaggedExample, consistent_transformation
 from fstsynth.synthesis.feature_changes import feature_transformations
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
 from fstsynth.synthesis.ranking import (
+    AFFIX_SIDE_DISCOUNT,
     TIERS,
     UNANCHORED_CHANGE_COST,
     UNANCHORED_INSERT_COST,
+    constant_copy_cost,
     grows,
     predicate_cost,
     transformation_cost,
@@ -53,6 +56,34 @@ from fstsynth.types import Features, Token
 # Sets over more examples than this are filed in the candidate pools under `LongSet`
 # keys: hashing an int costs time in its length, a `LongSet` a constant.
 LONG_SET = 1 << 14
+
+#: The word edges, as the sign of the offsets that test them: the start (an edge test
+#: at an offset of at most 0) and the end.
+START_EDGE, END_EDGE = -1, 1
+BOTH_EDGES = frozenset((START_EDGE, END_EDGE))
+
+
+def affix_edges(examples: Sequence[TaggedExample]) -> frozenset[int]:
+    """The word edges where the pass's examples insert or delete tokens at the edge
+    itself (before the first token, the first token deleted; the last token deleted or
+    followed by more): the side of its affixes. Both where it does so at neither (no
+    evidence which) or at both (a prefix and a suffix).
+
+    The edge prior is there because a paradigm's forms differ by their affixes, and
+    a change next to an affix is conditioned by it; the other edge of the word is as
+    far from the affix as any stem token (French `b ɔ n` -> `b ɔ̃`, the final `n` goes:
+    the nasal vowel is "before a final n", not "two after the word start", which made
+    `f ɔ ʁ t` -> `f ɔ̃ ʁ`)."""
+    edges = set()
+    for ex in examples:
+        if ex.position == START:
+            if ex.output:
+                edges.add(START_EDGE)
+        elif ex.position == 0 and not ex.output:
+            edges.add(START_EDGE)
+        elif ex.position == len(ex.word) - 1 and len(ex.output) != 1:
+            edges.add(END_EDGE)
+    return frozenset(edges) or BOTH_EDGES
 
 
 @dataclass(eq=False, frozen=True)
@@ -207,6 +238,8 @@ class _Atoms:
     cost: dict[Predicate, float]
     boundary: dict[Predicate, bool]
     opened: dict[Predicate, str]
+    # The side of the position each atom reads (-1 left, 1 right, 0 the position).
+    side: dict[Predicate, int]
 
     @classmethod
     def of(cls, index: AtomIndex, variant: str) -> _Atoms:
@@ -216,27 +249,32 @@ class _Atoms:
             {p: predicate_cost(p, variant) for p in usable},
             {p: isinstance(p, IsToken) and p.token is BOUNDARY for p in usable},
             {p: f"IfThen({p}, " for p in usable},
+            {p: _side(p) for p in usable},
         )
 
-    def true_at(self, positives: Positives) -> list[_Atom]:
-        """The atoms true at some of `positives`, cheapest first."""
+    def true_at(self, positives: Positives, edges: frozenset[int] = BOTH_EDGES) -> list[_Atom]:
+        """The atoms true at some of `positives`, cheapest first. For a change under the
+        edge prior, `edges` are the pass's affix edges: only tests of those anchor a rule
+        (a test of the start edge reads offset 0 at the start position, or a negative
+        one), and where there is one, tests on its side cost `AFFIX_SIDE_DISCOUNT` less."""
         local_bits = column_bits(self.index.table[positives.indices])
-        return [
-            _Atom(
-                p, self.index.bits[p], self.cost[p], self.boundary[p],
-                self.boundary[p] and p.offset != 0,  # type: ignore[union-attr]
-                self.opened[p], local,
-            )
-            for p, local in zip(self.index.usable, local_bits)
-            if local
-        ]
+        (toward,) = edges if len(edges) == 1 else (None,)
+        side = self.side
+        atoms = []
+        for p, local in zip(self.index.usable, local_bits):
+            if not local:
+                continue
+            cost = self.cost[p] - (AFFIX_SIDE_DISCOUNT if side[p] == toward else 0.0)
+            boundary = self.boundary[p] and (END_EDGE if side[p] > 0 else START_EDGE) in edges
+            anchor = boundary and p.offset != 0  # type: ignore[union-attr]
+            atoms.append(_Atom(p, self.index.bits[p], cost, boundary, anchor, self.opened[p], local))
+        return atoms
 
 
 def _side(pred: Predicate) -> int:
-    """The side of the position `pred` tests: -1 left, 1 right, 0 the position itself."""
-    if isinstance(pred, Not):
-        return _side(pred.predicate)
-    reach = pred.index if isinstance(pred, TierIs) else pred.offset
+    """The side of the position that `pred` reads: -1 left, 1 right, 0 the position."""
+    inner = pred.predicate if isinstance(pred, Not) else pred
+    reach = inner.index if isinstance(inner, TierIs) else inner.offset  # type: ignore[union-attr]
     return (reach > 0) - (reach < 0)
 
 
@@ -303,7 +341,8 @@ class _Pool:
 
     def __init__(
         self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool,
-        by_token: list[int], edge_prior: bool = False, silence: _Silence | None = None,
+        by_token: list[int], edge_prior: bool = False, copied: Sequence[tuple[int, float]] = (),
+        silence: _Silence | None = None,
     ) -> None:
         self.tr = tr
         self.positives = positives
@@ -327,6 +366,9 @@ class _Pool:
         # For a `Delete` with `Options.silent_share`, where its token is silent and
         # where it is sounded: see `kept`.
         self.silence = silence
+        # For a copy, its positive examples by the token copied, each with what a rule
+        # gaining only there pays more (`ranking.constant_copy_cost`).
+        self.copied = copied
         # Per key, the form kept so far as (cost, opened, preds, fires, gainable): its
         # printed form and its `Candidate` are made once, for the form kept in the end
         # (`kept`), not for each form offered and replaced by a cheaper one.
@@ -385,6 +427,12 @@ class _Pool:
             # rewrote every other one).
             by_token = self.by_token
             forms = [f for f in forms if not any(f[4] & ~group == 0 for group in by_token)]
+        if self.copied:
+            forms = [
+                (cost + next((more for group, more in self.copied if gainable & ~group == 0), 0.0),
+                 opened, preds, fires, gainable)
+                for cost, opened, preds, fires, gainable in forms
+            ]
         # (cost, printed form, predicates, fires, gainable), as `_undominated` reads them,
         # and those right everywhere, sorted out in the same pass.
         printed: list[Form] = []
@@ -523,20 +571,36 @@ def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadlin
         frontier = grown
 
 
+def _grouped(tokens: Sequence[Token]) -> dict[Token, int]:
+    """The positive examples, as bits over their list, by a token of each (`tokens`)."""
+    groups: dict[Token, int] = {}
+    for bit, token in enumerate(tokens):
+        groups[token] = groups.get(token, 0) | (1 << bit)
+    return groups
+
+
 def candidates(
     examples: Sequence[TaggedExample],
     features: Features,
     options: Options,
     deadline: Deadline = Deadline(),
     index: AtomIndex | None = None,
+    edges: frozenset[int] | None = None,
 ) -> CandidateSet:
     """The candidate rules of a pass over `examples`, and the examples that need a
-    change. `index`: the examples' atoms, if already made."""
+    change. `index`: the examples' atoms, if already made. `edges`: the affix edges of
+    the edge prior, if known (the column pair's: a later pass, left with the changes
+    inside the stem, inserts and deletes nowhere); by default `affix_edges(examples)`."""
     n = len(examples)
     if index is None:
         index = atom_index(examples, features, options, deadline)
     found = _transformations(examples, features, options, deadline)
     atoms = _Atoms.of(index, options.variant)
+    # The edges that anchor a change under the edge prior (insertions: either edge).
+    if not options.edge_prior:
+        edges = BOTH_EDGES
+    elif edges is None:
+        edges = affix_edges(examples)
     pools = 0
     kept: list[Candidate] = []
     # The start positions: a `Delete` is right at those that output nothing, but deletes
@@ -555,28 +619,31 @@ def candidates(
                 found.right[tr] & ~starts, found.applies[tr] & ~found.right[tr] & ~starts, neighbours,
                 options.silent_share,
             )
+        copied: list[tuple[int, float]] = []
         if isinstance(tr, ReplaceAnyBy):
-            groups: dict[Token, int] = {}
-            for bit, k in enumerate(bit_indices(positives)):
-                ex = examples[k]
-                token = ex.word[ex.position][0]
-                groups[token] = groups.get(token, 0) | (1 << bit)
+            groups = _grouped([examples[k].word[examples[k].position][0] for k in bit_indices(positives)])
             if len(groups) == 1:
                 continue  # every candidate would be one token's: `ReplaceBy`'s pool has them
             by_token = list(groups.values())
+        elif isinstance(tr, (CopyReplace, CopyInsert)):
+            # Where a copy applies there is a token to copy: right implies applies.
+            copied_tokens = [examples[k].token_at(tr.offset) or "" for k in bit_indices(positives)]
+            copied = [(group, constant_copy_cost(tr, token, options.variant))
+                      for token, group in _grouped(copied_tokens).items()]
         # Right implies applies, so a conjunction true on a positive example is right on
         # an example that needs a change.
         assert not positives & ~found.applies[tr]
+        prior = options.edge_prior and not isinstance(tr, Identity)
         pool = _Pool(
             tr, Positives(pools, bit_indices(positives), found.applies[tr], index.bits), found.right[tr],
             found.applies[tr], n,
-            n > LONG_SET, by_token, options.edge_prior and not isinstance(tr, Identity),
-            silence,
+            n > LONG_SET, by_token, prior, copied, silence,
         )
         pools += 1
         # The search tests "true on some positive example" on bitsets over the positive
         # examples only: far shorter than the example list.
-        _search(pool, atoms.true_at(pool.positives), options, deadline)
+        anchoring = edges if prior and not pool.grows else BOTH_EDGES  # insertions: either edge
+        _search(pool, atoms.true_at(pool.positives, anchoring), options, deadline)
         # Kept as made, so that only one pool's forms (each with its bitset over every
         # example) are held at a time.
         kept.extend(pool.kept())

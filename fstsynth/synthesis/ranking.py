@@ -2,9 +2,9 @@
 
 Public API:
     predicate_cost(pred, variant), transformation_cost(tr), rule_cost(rule, variant)
-    grows(tr), anchored(rule)
+    constant_copy_cost(tr, token, variant), grows(tr), anchored(rule)
     TIER_COST, TIERS, TIER_INDICES, INCLUSIVE_TIER_INDICES, UNANCHORED_INSERT_COST,
-    UNANCHORED_CHANGE_COST
+    UNANCHORED_CHANGE_COST, AFFIX_SIDE_DISCOUNT
 
 A lower cost is preferred (the paper's ranking score is its negation). The variant
 sets what tokens and features cost: `token` prefers naming tokens, `feature` features,
@@ -31,8 +31,10 @@ from fstsynth.dsl import (
     TierIs,
     Transformation,
     CopyInsert,
+    CopyReplace,
 )
 from fstsynth.rule_shape import shape_of
+from fstsynth.types import Token
 
 _TOKEN_COST = {"nofeature": 0.3, "token": 0.2, "feature": 0.6}
 _FEATURE_COST = {"nofeature": float("inf"), "token": 0.6, "feature": 0.1}
@@ -61,8 +63,16 @@ UNANCHORED_INSERT_COST = 2.0
 #: What any other change that tests no word edge pays more, with `Options.edge_prior`
 #: (a word and its inflected form): above the dearest edge test (a boundary two
 #: positions away, 2.1), so that of two rules making the same changes, the anchored one
-#: is taken.
+#: is taken. Only the edges where the pass inserts or deletes (its affixes) anchor a
+#: change (`candidates.affix_edges`).
 UNANCHORED_CHANGE_COST = 2.2
+#: With the edge prior, a test of a change's context on the side of the pass's affix
+#: edge costs this much less (of two contexts one row supports alike, `oː` -> `o`
+#: "before r" rather than "after n"): a stem changes in a form because of what the
+#: affix brings or takes away next to it, which lies between it and that edge (the `r`
+#: made final as `-i s` goes); what lies on its other side the citation form has too.
+#: Small enough (three tests at most) to decide ties of cost only.
+AFFIX_SIDE_DISCOUNT = 0.01
 
 
 def predicate_cost(pred: Predicate, variant: str) -> float:
@@ -103,6 +113,17 @@ def transformation_cost(tr: Transformation) -> float:
         reach = 0.3 * abs(tr.offset) + (0.3 if tr.tier is not None else 0.0)
         return 1.0 + reach + 0.1 * (len(tr.features) - 1)
     return 1.0 + 0.3 * abs(tr.offset)  # CopyReplace, CopyInsert
+
+
+def constant_copy_cost(tr: CopyReplace | CopyInsert, token: Token, variant: str) -> float:
+    """What a copy pays more where every change it makes copies the same `token`: on
+    that evidence it is the fixed change (`ReplaceBy`, `Insert` of `token`) under a test
+    of `token` where the copy reads, and it pays that test. A copy says more than a
+    fixed change (that whatever stands there is repeated), which only rows copying
+    different tokens show; from rows that all copy one token the fixed change is the
+    simpler hypothesis (Latin `h o n oː r` -> `h o n o r`: `oː` -> `o` before `r`, not
+    "the vowel two back", which made `a m oː r` -> `a m a r`)."""
+    return predicate_cost(IsToken(token, tr.offset), variant)
 
 
 def anchored(rule: Rule) -> bool:

@@ -1,7 +1,7 @@
 """Selection: one pass as a decision list, built greedily from the candidates.
 
 Public API:
-    synthesize_pass(examples, features, options, deadline) -> Pass
+    synthesize_pass(examples, features, options, deadline, edges) -> Pass
 
 Repeatedly take the rule that answers the most still-undecided examples that need a
 change, among those that answer no undecided example wrongly; ties go to the better
@@ -31,13 +31,15 @@ def synthesize_pass(
     features: Features,
     options: Options,
     deadline: Deadline | None = None,
+    edges: frozenset[int] | None = None,
 ) -> Pass:
     """The pass selected from the candidates over `examples`. `deadline`: by default,
-    `options.time_limit` from now."""
+    `options.time_limit` from now. `edges`: the affix edges of the edge prior
+    (`candidates.affix_edges`; by default the pass's own)."""
     if deadline is None:
         deadline = Deadline.after(options.time_limit)
     index = atom_index(examples, features, options, deadline)
-    found, need = candidates(examples, features, options, deadline, index)
+    found, need = candidates(examples, features, options, deadline, index, edges)
     # Gains are counted over each transformation's positive examples (`Positives`): the
     # undecided ones among them, per transformation (`undecided_at`), and where each
     # example sits in those lists (`slots`). The examples needing a change are one more

@@ -26,6 +26,7 @@ from fstsynth.dsl import Pass, Program, TaggedToken
 from fstsynth.interpreter import run_pass_many
 from fstsynth.progress import report
 from fstsynth.synthesis.affixes import affix_pass
+from fstsynth.synthesis.candidates import affix_edges
 from fstsynth.synthesis.examples import TaggedExample, tagged_examples
 from fstsynth.synthesis.first_passes import is_transcription, plain_letter_pass, token_map_pass
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
@@ -227,9 +228,13 @@ def learn_variant(
                 # build).
                 current = [[(tok, None) for tok, _ in word] for word in current]
             score = n_correct(current)
+    # The edges where the column pair's affixes are, from its first examples: a later
+    # pass has the stem's changes left (`candidates.affix_edges`).
+    edges: frozenset[int] | None = None
     if options.affixes and forms:
         started = time.perf_counter()
         examples = ready if ready is not None else examples_of(current)
+        edges = affix_edges(examples)
         affix = affix_pass(examples, options.affixes)
         seconds["alignment"] += time.perf_counter() - started
         if affix.rules:
@@ -245,10 +250,12 @@ def learn_variant(
         started = time.perf_counter()
         examples = ready if ready is not None else examples_of(current)
         ready = None
+        if edges is None:
+            edges = affix_edges(examples)
         seconds["alignment"] += time.perf_counter() - started
         started = time.perf_counter()
         report(f"synthesizing pass {len(passes) + 1}", detail=options.variant)
-        pass_ = synthesize_pass(examples, features, pass_options, deadline)
+        pass_ = synthesize_pass(examples, features, pass_options, deadline, edges)
         seconds["synthesis"] += time.perf_counter() - started
         if not pass_.rules:
             break
