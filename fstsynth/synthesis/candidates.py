@@ -17,7 +17,7 @@ wrong somewhere are extended, the most promising `Options.beam` at each depth.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, NamedTuple, Sequence
+from typing import Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from fstsynth.dsl import (
     BOUNDARY,
     CopyInsert,
     CopyReplace,
+    Delete,
     Identity,
     Insert,
     IsToken,
@@ -282,6 +283,72 @@ def _side(pred: Predicate) -> int:
     return (reach > 0) - (reach < 0)
 
 
+def _neighbours(examples: Sequence[TaggedExample]) -> dict[int, list[int]]:
+    """Per side (-1, 1), the examples grouped by the token next to the position on that
+    side (the word edge a token too), as bitsets."""
+    by_side: dict[int, dict[Token | None, list[int]]] = {-1: {}, 1: {}}
+    for k, ex in enumerate(examples):
+        if ex.position != START:
+            for side, groups in by_side.items():
+                groups.setdefault(ex.token_at(side), []).append(k)
+    return {side: [bits(group) for group in groups.values()] for side, groups in by_side.items()}
+
+
+@dataclass(frozen=True)
+class _Silence:
+    """Where a `Delete`'s token is silent and where it is sounded (not at the start
+    position), and those split by the token next to it on either side
+    (`Options.silent_share`: see `licensed`)."""
+
+    silent: int
+    tokens: int
+    share: float
+    # Per side, per neighbouring token, (where silent, where silent or sounded).
+    cells: dict[int, list[tuple[int, int]]]
+
+    @classmethod
+    def of(cls, silent: int, sounded: int, neighbours: dict[int, list[int]], share: float) -> _Silence:
+        tokens = silent | sounded
+        cells = {
+            side: [(group & silent, group & tokens) for group in groups if group & silent]
+            for side, groups in neighbours.items()
+        }
+        return cls(silent, tokens, share, cells)
+
+    def within(self, narrowed: Callable[[list[int]], list[int]]) -> _Silence:
+        """The same sets in a pool's coordinates (`_Pool.narrowed`), which `licensed`'s
+        `fires` is in."""
+        silent, tokens = narrowed([self.silent, self.tokens])
+        cells = {}
+        for side, groups in self.cells.items():
+            flat = narrowed([bits for cell in groups for bits in cell])  # silent, tokens, silent, ...
+            cells[side] = [(flat[k], flat[k + 1]) for k in range(0, len(flat), 2)]
+        return _Silence(silent, tokens, self.share, cells)
+
+    def licensed(self, preds: tuple[Predicate, ...], fires: int) -> bool:
+        """Does a deletion under `preds`, firing on `fires`, delete where something
+        licenses a silent letter? Where its token is silent in at least `share` of the
+        positions it fires on, decided ones too, yes. A licence may also be two-sided
+        (Spanish `u` is silent after `g` before a front vowel, sounded `w` before `a`,
+        `o`): a deletion testing one side only is taken after the rules sounding its
+        token, and so deletes where those leave it, which may be a condition on the
+        other side. So it passes if, split by the token next to the position on that
+        other side, its silent positions lie mostly (`share`) where that token makes it
+        mostly silent."""
+        silent = (fires & self.silent).bit_count()
+        if silent >= self.share * (fires & self.tokens).bit_count():
+            return True
+        sides = {_side(pred) for pred in preds} - {0}
+        if len(sides) != 1:
+            return False
+        licensed = 0
+        for cell_silent, cell_tokens in self.cells[-sides.pop()]:
+            here = (fires & cell_silent).bit_count()
+            if here and here >= self.share * (fires & cell_tokens).bit_count():
+                licensed += here
+        return licensed >= self.share * silent
+
+
 class _Pool:
     """The candidates of one transformation, keyed by the examples they fire on (as
     ints, or as `LongSet`s when there are many examples); `offer` keeps a rule if no
@@ -295,6 +362,7 @@ class _Pool:
     def __init__(
         self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool,
         by_token: list[int], edge_prior: bool = False, copied: Sequence[tuple[int, float]] = (),
+        silence: _Silence | None = None,
     ) -> None:
         self.tr = tr
         self.positives = positives
@@ -321,6 +389,9 @@ class _Pool:
         # For a `ReplaceAnyBy`, its positive examples by the token replaced (bitsets
         # over `positives`; empty for other transformations): see `kept`.
         self.by_token = by_token
+        # For a `Delete` with `Options.silent_share`, where its token is silent and
+        # where it is sounded: see `kept`.
+        self.silence = None if silence is None else silence.within(self.narrowed)
         # For a copy, its positive examples by the token copied, each with what a rule
         # gaining only there pays more (`ranking.constant_copy_cost`).
         self.copied = copied
@@ -368,6 +439,17 @@ class _Pool:
         that selection can never take (`_undominated`)."""
         tr, positives, negatives, right = self.tr, self.positives, self.negatives, self.right
         narrow_negatives = self.narrow_negatives
+        silence = self.silence
+        if silence is not None:
+            # A deletion testing a word edge removes an ending or a prefix, which a
+            # paradigm's exceptions, taken before it, may well hold back (`to` of `to
+            # bring` -> `bringen`, but `the` -> `das`): only those inside the word
+            # must say where the token is silent.
+            self.forms = {
+                key: form for key, form in self.forms.items()
+                if any(isinstance(p, IsToken) and p.token is BOUNDARY for p in form[2])
+                or silence.licensed(form[2], form[3])
+            }
         # The printed forms' ends, by number of predicates.
         ends = [self.text + ")" * size for size in range(max((len(f[2]) for f in self.forms.values()), default=0) + 1)]
         forms: Iterable[tuple[float, str, tuple[Predicate, ...], int, int]] = self.forms.values()
@@ -573,12 +655,22 @@ def candidates(
         edges = affix_edges(examples)
     pools = 0
     kept: list[Candidate] = []
+    # The start positions: a `Delete` is right at those that output nothing, but deletes
+    # no token there.
+    starts = bits(k for k, ex in enumerate(examples) if ex.position == START)
+    neighbours = _neighbours(examples) if options.silent_share else {}
     for tr in found.order:
         deadline.check()
         positives = found.right[tr] & found.need
         if not positives:
             continue
         by_token: list[int] = []
+        silence = None
+        if isinstance(tr, Delete) and options.silent_share:
+            silence = _Silence.of(
+                found.right[tr] & ~starts, found.applies[tr] & ~found.right[tr] & ~starts, neighbours,
+                options.silent_share,
+            )
         copied: list[tuple[int, float]] = []
         if isinstance(tr, ReplaceAnyBy):
             groups = _grouped([examples[k].word[examples[k].position][0] for k in bit_indices(positives)])
@@ -597,7 +689,7 @@ def candidates(
         pool = _Pool(
             tr, Positives(pools, bit_indices(positives), found.applies[tr], index.bits), found.right[tr],
             found.applies[tr], n,
-            n > LONG_SET, by_token, prior, copied,
+            n > LONG_SET, by_token, prior, copied, silence,
         )
         pools += 1
         # The search tests "true on some positive example" on bitsets over the positive

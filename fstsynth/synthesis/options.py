@@ -92,6 +92,17 @@ class Options:
     # very broad one also with rules making another change at a few odd examples
     # (`exceptions.Exceptions`); 0: never.
     exceptions: int = 3
+    # A deletion testing no word edge is a candidate only under conditions where the
+    # token is silent in at least this share of the examples they hold at (decided ones
+    # too): a letter is silent where something licenses it (a double letter, a digraph),
+    # and conditions that hold mostly where it is sounded name no such thing. Taken
+    # after the rules that sound it, such a deletion fits the rows but drops the letter
+    # from unseen words those rules do not reach. A licence may be two-sided (Spanish
+    # `u` after `g` before `e`, `i`): a deletion testing one side passes too where the
+    # token next to the position on the other side tells its silent positions from
+    # its sounded ones. At a word edge, a deletion removes an affix, which exceptions
+    # before it may hold back. 0: any deletion.
+    silent_share: float = 0.5
 
     def __post_init__(self) -> None:
         if self.variant not in (*VARIANTS, AUTO):
@@ -116,6 +127,8 @@ class Options:
             raise Error(f"fit_rows must be at least 3 (or None), not {self.fit_rows}")
         if not 0 <= self.affixes <= 6:
             raise Error(f"affixes must be between 0 and 6, not {self.affixes}")
+        if not 0 <= self.silent_share <= 1:
+            raise Error(f"silent_share must be between 0 and 1, not {self.silent_share}")
         if not 0 <= self.max_conjuncts <= 4:
             raise Error(f"max_conjuncts must be between 0 and 4, not {self.max_conjuncts}")
 
