@@ -169,12 +169,9 @@ def stop(message):
     sys.exit(0)
 
 asked = asked_cpu = reminded = growing = None
-used = 0
 first_interrupt = None
 while True:
-    # Closer near the limit and over it: a library call can allocate a quarter of a GB
-    # between two looks a quarter of a second apart (seen: 300 MB asked, killed at 582).
-    ready, _, _ = select.select([fd], [], [], 0.25 if used < 0.75 * limit and asked is None else 0.05)
+    ready, _, _ = select.select([fd], [], [], 0.25)
     if ready:
         data = os.read(fd, 256)
         if not data:
