@@ -323,6 +323,21 @@ def test_a_prefix_token_that_varies_with_the_next_token_goes_to_it():
             assert outputs[-1] == ("i",) and outputs[0] == ("m", "p"), (src, outputs)
 
 
+def test_a_lead_seen_at_several_places_from_the_word_start_stays_with_its_token():
+    # Tagalog -um- stands before the root's first vowel, the second token or the
+    # first: where a leads it, the m is a's in every word, not the word start's.
+    rows = ["t a j o:t u m a j o", "a l i s:u m a l i s", "k a n t a:k u m a n t a",
+            "s u l a t:s u m u l a t", "l a b a s:l u m a b a s", "s i ɡ a w:s u m i ɡ a w",
+            "u p o:u m u p o", "t a w a ɡ:t u m a w a ɡ", "l a k a d:l u m a k a d",
+            "t a k b o:t u m a k b o", "a k j a t:u m a k j a t", "k a i n:k u m a i n",
+            "ɡ a w a:ɡ u m a w a", "h a n a p:h u m a n a p", "p a s o k:p u m a s o k"]
+    found = _edge_outputs(rows)
+    for src, outputs in found.items():
+        first_a = src.index("a") if "a" in src else None
+        if first_a is not None and first_a <= 1 and "u" not in src[:first_a]:
+            assert outputs[first_a] == ("m", "a"), (src, outputs)
+
+
 def test_a_vowel_letter_seen_once_written_as_two_vowels_takes_both():
     # ú -> ʉ u in one word only: no share says whose the inserted ʉ is, and the aligner
     # leaves it after the consonant before (r -> r ʉ). A vowel between a consonant and
