@@ -457,12 +457,15 @@ class _Pool:
         ɡ ɯ` (`i s o a n a i`) because no training word had a consonant there but `ɾ`.
         Where the pass deletes several tokens under the same conditions (French final
         consonants), the rule gaining on all of them stays as it is."""
+        # Each positive example is one token's: the test of its token, by its bit.
+        test_at = {bit: test for test in self.deleted for bit in bit_indices(test.group)}
+        holds = dict(zip(self.deleted, self.narrowed([self.positives.atom_bits[t.pred] for t in self.deleted])))
         forms: dict[int | LongSet, tuple[float, str, tuple[Predicate, ...], int, int]] = {}
         for key, form in self.forms.items():
             cost, opened, preds, fires, gainable = form
-            test = next((t for t in self.deleted if gainable & ~t.group == 0), None)
-            if test is not None and test.pred not in preds:
-                fires &= self.narrowed([self.positives.atom_bits[test.pred]])[0]
+            test = test_at.get((gainable & -gainable).bit_length() - 1)  # None: its token is no atom
+            if test is not None and not gainable & ~test.group and test.pred not in preds:
+                fires &= holds[test]
                 form = (cost + test.cost, test.opened + opened, (test.pred, *preds), fires, gainable)
                 key = LongSet(fires, gainable) if self.long_sets else fires
             old = forms.get(key)
