@@ -162,16 +162,6 @@ class _Atom(NamedTuple):
     local: int  # where it holds, over the positive examples
 
 
-class _TokenTest(NamedTuple):
-    """A test of the token at the position, and the positive examples (bits over
-    `Positives.indices`) where that token stands."""
-
-    group: int
-    pred: Predicate
-    cost: float
-    opened: str  # its printed opening, "IfThen(atom, "
-
-
 class _Conjunction(NamedTuple):
     """A conjunction on the search's frontier, still wrong somewhere."""
 
@@ -372,7 +362,7 @@ class _Pool:
     def __init__(
         self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool,
         by_token: list[int], edge_prior: bool = False, copied: Sequence[tuple[int, float]] = (),
-        silence: _Silence | None = None, deleted: Sequence[_TokenTest] = (),
+        silence: _Silence | None = None,
     ) -> None:
         self.tr = tr
         self.positives = positives
@@ -405,9 +395,6 @@ class _Pool:
         # For a copy, its positive examples by the token copied, each with what a rule
         # gaining only there pays more (`ranking.constant_copy_cost`).
         self.copied = copied
-        # For a `Delete`, its positive examples by the token deleted, each with the test
-        # of that token: see `kept`.
-        self.deleted = deleted
         # Per key, the form kept so far as (cost, opened, preds, fires, gainable): its
         # printed form and its `Candidate` are made once, for the form kept in the end
         # (`kept`), not for each form offered and replaced by a cheaper one.
@@ -447,39 +434,11 @@ class _Pool:
         """The printed form of `preds => tr`, from the predicates' printed openings."""
         return opened + self.text + ")" * len(preds)
 
-    def _test_deleted_token(self) -> None:
-        """Make each deletion that gains only where one token is deleted test that
-        token at the position: on that evidence it is the deletion of that token, and
-        a rule deleting whatever stands where its other tests hold has no evidence of
-        its reach over tokens (as a `ReplaceAnyBy` seen replacing one token, `kept`).
-        Japanese `m i ɾ ɯ` -> `m i n a i`: "ɾ goes before the final ɯ (after a high
-        vowel)", not "the token before the final ɯ goes", which took the `ɡ` of `i s o
-        ɡ ɯ` (`i s o a n a i`) because no training word had a consonant there but `ɾ`.
-        Where the pass deletes several tokens under the same conditions (French final
-        consonants), the rule gaining on all of them stays as it is."""
-        # Each positive example is one token's: the test of its token, by its bit.
-        test_at = {bit: test for test in self.deleted for bit in bit_indices(test.group)}
-        holds = dict(zip(self.deleted, self.narrowed([self.positives.atom_bits[t.pred] for t in self.deleted])))
-        forms: dict[int | LongSet, tuple[float, str, tuple[Predicate, ...], int, int]] = {}
-        for key, form in self.forms.items():
-            cost, opened, preds, fires, gainable = form
-            test = test_at.get((gainable & -gainable).bit_length() - 1)  # None: its token is no atom
-            if test is not None and not gainable & ~test.group and test.pred not in preds:
-                fires &= holds[test]
-                form = (cost + test.cost, test.opened + opened, (test.pred, *preds), fires, gainable)
-                key = LongSet(fires, gainable) if self.long_sets else fires
-            old = forms.get(key)
-            if old is None or (form[0], self._text(form[1], form[2])) < (old[0], self._text(old[1], old[2])):
-                forms[key] = form
-        self.forms = forms
-
     def kept(self) -> list[Candidate]:
         """The candidates kept, in the order their keys were first offered, less those
         that selection can never take (`_undominated`)."""
         tr, positives, negatives, right = self.tr, self.positives, self.negatives, self.right
         narrow_negatives = self.narrow_negatives
-        if self.deleted:
-            self._test_deleted_token()
         silence = self.silence
         if silence is not None:
             # A deletion testing a word edge removes an ending or a prefix, which a
@@ -713,15 +672,7 @@ def candidates(
                 options.silent_share,
             )
         copied: list[tuple[int, float]] = []
-        deleted: list[_TokenTest] = []
-        if isinstance(tr, Delete):
-            deleted = [
-                _TokenTest(group, test, atoms.cost[test], atoms.opened[test])
-                for token, group in _grouped([examples[k].word[examples[k].position][0]
-                                              for k in bit_indices(positives)]).items()
-                if (test := IsToken(token, 0)) in atoms.cost
-            ]
-        elif isinstance(tr, ReplaceAnyBy):
+        if isinstance(tr, ReplaceAnyBy):
             groups = _grouped([examples[k].word[examples[k].position][0] for k in bit_indices(positives)])
             if len(groups) == 1:
                 continue  # every candidate would be one token's: `ReplaceBy`'s pool has them
@@ -738,7 +689,7 @@ def candidates(
         pool = _Pool(
             tr, Positives(pools, bit_indices(positives), found.applies[tr], index.bits), found.right[tr],
             found.applies[tr], n,
-            n > LONG_SET, by_token, prior, copied, silence, deleted,
+            n > LONG_SET, by_token, prior, copied, silence,
         )
         pools += 1
         # The search tests "true on some positive example" on bitsets over the positive
