@@ -64,6 +64,17 @@ def _change(known: Inventory, x: Token, y: Token) -> tuple[tuple[str, bool], ...
     return tuple((name, b) for name, a, b in zip(known.names, bx, by) if a != b)
 
 
+def written_change(known: Inventory, x: Token, y: Token) -> tuple[tuple[str, bool], ...]:
+    """The change x -> y as a phonological rule's `SetFeatures` writes it: the features
+    in which y differs from x, at most `MOST_FEATURES` of them and none of
+    `CLASS_FEATURES`, where the inventory's token with x's features so changed is y
+    (empty: none)."""
+    change = _change(known, x, y)
+    if not change or len(change) > MOST_FEATURES or any(name in CLASS_FEATURES for name, _ in change):
+        return ()
+    return change if known.resolve(x, change) == y else ()
+
+
 def feature_transformations(
     examples: Sequence[TaggedExample],
     need: Sequence[int],

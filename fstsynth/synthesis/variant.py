@@ -27,7 +27,7 @@ from fstsynth.interpreter import run_pass_many
 from fstsynth.progress import report
 from fstsynth.synthesis.affixes import affix_pass
 from fstsynth.synthesis.candidates import affix_edges
-from fstsynth.synthesis.examples import TaggedExample, tagged_examples
+from fstsynth.synthesis.examples import TaggedExample, changes_after_suffix, tagged_examples
 from fstsynth.synthesis.first_passes import is_transcription, plain_letter_pass, token_map_pass
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
 from fstsynth.synthesis.ranking import rule_cost
@@ -197,7 +197,7 @@ def learn_variant(
                 examples.extend(
                     TaggedExample(frozen, e.position, e.output) for e in examples_from_alignment(src, tgt, columns)
                 )
-            return examples
+            return changes_after_suffix(examples, features) if forms else examples
         every = max(_ALIGN_REPORT, len(words) // 100)
         for done, (word, tgt) in enumerate(zip(words, targets)):
             deadline.check()  # alignment is quadratic in word length: bound it too
@@ -206,7 +206,7 @@ def learn_variant(
             examples.extend(
                 tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one, leads, ending)
             )
-        return examples
+        return changes_after_suffix(examples, features) if forms else examples
 
     ready: list[TaggedExample] | None = None  # examples of `current`, when already made
     transcription = options.token_map and not one_to_one and is_transcription(pairs)
