@@ -158,6 +158,7 @@ def align_pair(
     one_to_one: bool | None = None,
     leads: Leads | None = None,
     ending: Word = (),
+    beginning: Word = (),
 ) -> tuple[tuple[int | None, int | None], ...]:
     """Aligned columns (source index or None, target index or None).
 
@@ -172,7 +173,15 @@ def align_pair(
     `ending` (`shared_ending`): the column pair's suffix. A target ending with it, whose
     source does not, is aligned without it, and the suffix is written after the last
     source token's output.
+
+    `beginning` (`shared_beginning`): the column pair's prefix, likewise: written at the
+    start, before the first source token's output. The rest is aligned without `leads`,
+    which were counted on whole targets.
     """
+    if beginning and target[: len(beginning)] == beginning and source[: len(beginning)] != beginning:
+        rest = align_pair(source, target[len(beginning) :], features, mode, affinity, one_to_one, None, ending)
+        shifted = tuple((i, None if j is None else j + len(beginning)) for i, j in rest)
+        return tuple((None, j) for j in range(len(beginning))) + shifted
     if ending and target[len(target) - len(ending):] == ending and source[len(source) - len(ending):] != ending:
         stem = target[: len(target) - len(ending)]
         columns = align_pair(source, stem, features, mode, affinity, one_to_one, leads)
@@ -271,6 +280,25 @@ def shared_ending(pairs: Sequence[tuple[Word, Word]]) -> Word:
             continue
         return tail if kept <= (1 - _SUFFIX_SHARE) * len(pairs) else ()
     return ()
+
+
+def shared_beginning(pairs: Sequence[tuple[Word, Word]]) -> Word:
+    """`shared_ending` at the other edge: the prefix of a column pair (Spanish `l a` +
+    noun), aligned as an insertion at the start (`align_pair(beginning=)`). Aligned token
+    by token, it is written with the stem's first token where that token changes (`b o k
+    a` -> `l a β o k a` as b:`l a β`), and as the start's insertion in the other words:
+    a rule per stem-initial token, and the prefix missing before the ones no training
+    word starts with.
+
+    None unless the rest of the target is no longer than the source in `_SUFFIX_SHARE`
+    of the words that have it (the prefix is all they insert): elsewhere the prefix goes
+    on past it with material that alternates by the stem (Indonesian `m ə` + a nasal
+    taking the place of the stem's first consonant, `m ə n d o r o ŋ`, `m ə n u l i
+    s`), which the start's rules write with the rest of the prefix, as without it."""
+    prefix = shared_ending([(src[::-1], tgt[::-1]) for src, tgt in pairs])[::-1]
+    having = [(src, tgt) for src, tgt in pairs if tgt[: len(prefix)] == prefix and src[: len(prefix)] != prefix]
+    longer = sum(len(tgt) - len(prefix) > len(src) for src, tgt in having)
+    return prefix if prefix and longer <= (1 - _SUFFIX_SHARE) * len(having) else ()
 
 
 @dataclass(frozen=True)

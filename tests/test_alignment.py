@@ -445,3 +445,32 @@ def _ipa_outputs(source: str, target: str) -> dict[int, str]:
 )
 def test_a_substitution_tie_goes_to_the_nearer_segment(source, target, position, output):
     assert _ipa_outputs(source, target)[position] == output
+
+
+_ARTICLE = [
+    ("b o k a", "l a β o k a"),
+    ("l u n a", "l a l u n a"),
+    ("k a s a", "l a k a s a"),
+    ("d u ð a", "l a ð u ð a"),
+]
+
+
+def test_a_prefix_shared_by_the_targets_is_the_starts_insertion():
+    from fstsynth.alignment import shared_beginning
+
+    pairs = [(tuple(s.split()), tuple(t.split())) for s, t in _ARTICLE]
+    assert shared_beginning(pairs) == ("l", "a")
+    # Without it, `l u n a` had its `l` aligned with the article's.
+    columns = align_pair(pairs[1][0], pairs[1][1], {}, beginning=("l", "a"))
+    assert {e.position: " ".join(e.output) for e in examples_from_alignment(*pairs[1], columns)} == {
+        START: "l a", 0: "l", 1: "u", 2: "n", 3: "a"
+    }
+
+
+def test_a_prefix_that_goes_on_past_the_shared_part_is_none():
+    from fstsynth.alignment import shared_beginning
+
+    # `m ə` then a nasal by the stem's first consonant, inserted in most words.
+    rows = [("b a w a", "m ə m b a w a"), ("d o r o ŋ", "m ə n d o r o ŋ"), ("ɡ a n t i", "m ə ŋ ɡ a n t i"),
+            ("t u l i s", "m ə n u l i s"), ("b ə l i", "m ə m b ə l i")]
+    assert shared_beginning([(tuple(s.split()), tuple(t.split())) for s, t in rows]) == ()

@@ -1,7 +1,8 @@
 """Token-level examples of a pass, and the transformations consistent with each.
 
 Public API:
-    TaggedExample, tagged_examples(word, target, features, mode, affinity, one_to_one, leads, ending)
+    TaggedExample, tagged_examples(word, target, features, mode, affinity, one_to_one, leads, ending,
+        beginning)
     consistent_transformations(example, window), changes_after_suffix(examples, features)
 
 An example says what one position of a (tagged) word must produce: the start position
@@ -61,9 +62,10 @@ def tagged_examples(
     one_to_one: bool | None = None,
     leads: Leads | None = None,
     ending: Word = (),
+    beginning: Word = (),
 ) -> list[TaggedExample]:
     tokens = tuple(tok for tok, _ in word)
-    columns = align_pair(tokens, target, features, mode, affinity, one_to_one, leads, ending)
+    columns = align_pair(tokens, target, features, mode, affinity, one_to_one, leads, ending, beginning)
     frozen = tuple(word)
     return [
         TaggedExample(frozen, e.position, e.output)

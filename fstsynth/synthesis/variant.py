@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Sequence, Sized
 
-from fstsynth.alignment import examples_from_alignment, learn_leads, shared_ending
+from fstsynth.alignment import examples_from_alignment, learn_leads, shared_beginning, shared_ending
 from fstsynth.alignment_affinity import learn_affinity
 from fstsynth.chunks import chunk_alignments
 from fstsynth.dsl import Pass, Program, TaggedToken
@@ -204,7 +204,9 @@ def learn_variant(
             if done % every == 0:
                 report("aligning", done, len(words))
             examples.extend(
-                tagged_examples(word, tgt, features, options.alignment, affinity, one_to_one, leads, ending)
+                tagged_examples(
+                    word, tgt, features, options.alignment, affinity, one_to_one, leads, ending, beginning
+                )
             )
         return changes_after_suffix(examples, features) if forms else examples
 
@@ -212,6 +214,7 @@ def learn_variant(
     transcription = options.token_map and not one_to_one and is_transcription(pairs)
     forms = not transcription and not one_to_one
     ending = shared_ending(pairs) if options.shared_suffix and forms else ()
+    beginning = shared_beginning(pairs) if options.shared_suffix and forms else ()
     if transcription or (options.plain_letters and not one_to_one):
         started = time.perf_counter()
         ready = examples_of(current)
