@@ -183,7 +183,11 @@ def run_apply(
             done = map_file(file, make, jobs, encoding=encoding, errors=sys.stdout.errors or "strict",
                             on_read=on_input, shares=shares, timeline=timeline)
         else:
-            done = map_blocks(read, make, jobs)
+            # The reading thread reads the pipe unbuffered: blocked in a buffered read it
+            # would hold the buffer's lock, which the interpreter's exit (after Ctrl-C)
+            # takes, and that ends in a fatal error (SIGABRT) instead of exit 130.
+            raw = getattr(sys.stdin.buffer, "raw", sys.stdin.buffer)
+            done = map_blocks(blocks(raw, on_read=on_input), make, jobs)
     unseen: Counter = Counter()
     tab_warned = False
     for applied in done:

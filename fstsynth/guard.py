@@ -15,7 +15,9 @@ aborts the process (`std::bad_alloc`, SIGABRT) rather than raising MemoryError. 
 thread watching memory would be silent exactly when it matters, and an address-space
 rlimit gives a core dump, not a message. The watchdog is a small Python process (no
 imports beyond the standard library) that reads the memory of the command and its worker
-processes from /proc four times a second:
+processes from /proc twenty times a second (a C++ call can allocate a gigabyte a second;
+read four times a second, one went from 300 MB to 582 MB between two readings), and
+finds those processes four times a second:
 
 - over the limit, it sends SIGUSR1: the command raises MemoryLimitExceeded at its next
   Python step and stops with one line, exit code 2, its temporaries removed. While the
@@ -26,7 +28,9 @@ processes from /proc four times a second:
   MemoryLimitExceeded being handled, or `acknowledge_stop` called);
 - still over it after 3 s of the command's CPU time (stuck in C++), or 30 s later
   (stuck at all), or still growing (past 1.25 times the limit and a quarter of the limit
-  more than when it was first seen over it), it prints the line itself and kills the
+  more than when it was first seen over it) without having run its SIGUSR1 handler (which
+  writes a byte to the watchdog's pipe: the command is in Python, stopping, and may grow
+  as it unwinds), it prints the line itself and kills the
   command and its workers (SIGKILL: the hidden temporaries left are removed by the next
   run writing the same path). The grace is counted in CPU time because a command
   stopping by itself (unwinding, removing its temporaries, collecting garbage) needs
@@ -65,6 +69,13 @@ DEFAULT_MEMORY_FRACTION = 0.5
 GRACE_SECONDS = 3.0
 #: Wall seconds it gets, however little CPU it was given or used.
 GRACE_WALL_SECONDS = 30.0
+#: How often the watchdog reads the memory of the processes it watches; and how often it
+#: finds them (all of /proc: the costly part).
+LOOK_SECONDS = 0.05
+TREE_SECONDS = 0.25
+#: The byte the command writes to the watchdog's pipe when its SIGUSR1 handler runs (no
+#: signal has this number): it is in Python, not stuck in a library call.
+_ACKNOWLEDGED = 255
 
 
 class MemoryLimitExceeded(BaseException):
@@ -114,6 +125,7 @@ signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the comma
 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # (blocked from its start until now)
 me = os.getpid()
 page = os.sysconf("SC_PAGE_SIZE")
+TICK, TREE_EVERY, ACK = float(sys.argv[6]), float(sys.argv[7]), bytes([int(sys.argv[8])])
 
 def tree():
     kids = {}
@@ -169,13 +181,17 @@ def stop(message):
     sys.exit(0)
 
 asked = asked_cpu = reminded = growing = None
+acknowledged = False  # the command ran Python since it was asked to stop
 first_interrupt = None
+pids, tree_read = [], 0.0
 while True:
-    ready, _, _ = select.select([fd], [], [], 0.25)
+    ready, _, _ = select.select([fd], [], [], TICK)
     if ready:
         data = os.read(fd, 256)
         if not data:
             sys.exit(0)  # the command has exited
+        if ACK in data:
+            acknowledged = True
         if bytes([signal.SIGINT]) in data:
             # One Ctrl-C reaches the command and each of its worker processes (they all
             # write here): presses less than a second apart count as one.
@@ -188,16 +204,20 @@ while True:
         os.kill(pid, 0)
     except OSError:
         sys.exit(0)
-    pids = tree()
+    now = time.monotonic()
+    if now - tree_read >= TREE_EVERY:  # (the whole of /proc: read less often than the sizes)
+        pids, tree_read = tree(), now
     used = rss(pids)
     if used > limit:
-        now = time.monotonic()
         if asked is None:
+            pids = tree()
+            used = rss(pids)
             asked = reminded = now
             asked_cpu = cpu(pids)
             growing = max(1.25 * limit, used + 0.25 * limit)
             os.kill(pid, signal.SIGUSR1)
-        elif cpu(pids) - asked_cpu > grace or now - asked > grace_wall or used > growing:
+        elif (cpu(pids) - asked_cpu > grace or now - asked > grace_wall
+              or (used > growing and not acknowledged)):
             stop("error: memory limit of %s reached (%s in use) inside a library call: stopped "
                  "(files being written were left as they were; --memory-limit sets the limit)"
                  % (gb(limit), gb(used)))
@@ -284,7 +304,8 @@ class Guard:
         try:
             self.proc = _Process.spawn(
                 [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(os.getpid()), str(limit), str(read_fd),
-                 str(GRACE_SECONDS), str(GRACE_WALL_SECONDS)],
+                 str(GRACE_SECONDS), str(GRACE_WALL_SECONDS), str(LOOK_SECONDS), str(TREE_SECONDS),
+                 str(_ACKNOWLEDGED)],
                 read_fd,
             )
         except OSError as exc:
@@ -300,6 +321,11 @@ class Guard:
         ]
 
     def _over_limit(self, signum: int, frame: Any) -> None:
+        if self._write_fd is not None:
+            try:
+                os.write(self._write_fd, bytes([_ACKNOWLEDGED]))
+            except OSError:
+                pass  # (the pipe is full: the watchdog has yet to read earlier signals)
         if _stopping or isinstance(sys.exc_info()[1], MemoryLimitExceeded):
             return  # a reminder while the command stops (in an `except`, `finally` or `__exit__`)
         limit = format_bytes(self.limit or 0)

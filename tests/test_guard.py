@@ -153,6 +153,42 @@ def test_a_command_first_seen_past_the_kill_line_gets_to_stop_while_it_does_not_
     assert (proc.returncode, proc.stdout, proc.stderr) == (2, "stopped\n", "")
 
 
+GROWS_WHILE_STOPPING = textwrap.dedent(
+    """
+    import os, sys, time
+    from fstsynth import guard
+    page = os.sysconf("SC_PAGE_SIZE")
+    with open("/proc/self/statm") as f:
+        base = int(f.read().split()[1]) * page
+    limit = base + (100 << 20)
+    g = guard.start(limit)
+    ballast = b"x" * (110 << 20)  # over the limit, under 1.25 times it: the watchdog asks
+    try:
+        while True:
+            time.sleep(0.01)
+    except guard.MemoryLimitExceeded:
+        guard.acknowledge_stop()
+        more = b"y" * (limit // 2)  # unwinding allocates: past the watchdog's kill line
+        time.sleep(float(sys.argv[1]))  # stopping, using no CPU
+        print("stopped", flush=True)
+        g.stop()
+        sys.exit(2)
+    """
+)
+
+
+def test_a_command_that_grows_while_it_stops_by_itself_is_not_killed():
+    """The growth kill is for a command stuck in a library call that allocates; one whose
+    SIGUSR1 handler ran (it wrote to the watchdog's pipe) is stopping in Python, and may
+    allocate as it unwinds. (Killed at the next reading before the handler wrote.)"""
+    stopping = 1.0  # twenty readings of the watchdog
+    proc = subprocess.run(
+        [sys.executable, "-c", GROWS_WHILE_STOPPING, str(stopping)], cwd=ROOT, env=ENV, capture_output=True,
+        text=True, timeout=120,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "stopped\n", "")
+
+
 REMINDER_WHILE_STOPPING = textwrap.dedent(
     """
     import os, signal, sys
