@@ -48,7 +48,8 @@ def _tables(draw):
     width = draw(st.sampled_from([0, 1, 7, 8, 9, 64, 65, 130]))
     bases = draw(st.lists(st.integers(0, (1 << width) - 1), min_size=1, max_size=5))
     picks = draw(st.lists(st.integers(0, len(bases) - 1), max_size=30))
-    return np.array([[bases[i] >> j & 1 for j in range(width)] for i in picks], dtype=np.uint8).reshape(len(picks), width)
+    rows = [[bases[i] >> j & 1 for j in range(width)] for i in picks]
+    return np.array(rows, dtype=np.uint8).reshape(len(picks), width)
 
 
 @settings(max_examples=40, deadline=None)

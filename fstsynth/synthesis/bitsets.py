@@ -1,9 +1,8 @@
 """Bitsets over examples, as Python ints (bit k: example k).
 
 Public API:
-    bits(indices), lowest_bit(bits), bit_indices(bits), column_bits(table), distinct_rows(table), unique_rows(packed), maximal_rows(table),
-    LongSet,
-    narrowed(values, rows, n)
+    bits(indices), lowest_bit(bits), bit_indices(bits), column_bits(table), distinct_rows(table),
+    unique_rows(packed), maximal_rows(table), LongSet, narrowed(values, rows, n)
 
 "Where does this rule fire, and is it right there" is then a few AND/popcount
 operations on ints, done in C.
