@@ -570,7 +570,9 @@ def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadlin
 
     def offer_anchors(preds: tuple[Predicate, ...], opened: str, fires: int, cost: float, gainable: int) -> None:
         for a, a_fires in anchors:
-            offer(preds + (a.pred,), opened + a.opened, fires & a_fires, cost + a.cost, True, gainable & a.local)
+            anchored_gainable = gainable & a.local
+            if anchored_gainable:  # `offer` keeps nothing that gains nothing
+                offer(preds + (a.pred,), opened + a.opened, fires & a_fires, cost + a.cost, True, anchored_gainable)
 
     offer_anchors((), "", everything, 0, all_local)
     frontier: list[_Conjunction] = []
