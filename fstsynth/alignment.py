@@ -250,11 +250,45 @@ class Leads:
     followed by an inserted `y`. An inserted `y` between `p` and `x` goes to `x` when
     it leads `x` more often than it follows `p`: the `j` of `я` -> `j a` leads `я`; the
     inherent vowel of a consonant letter follows it; a prefix follows the start.
-    `follows[(p, y)]`: in how many words `p` is followed by an inserted `y`."""
+    `follows[(p, y)]`: in how many words `p` is followed by an inserted `y`.
+
+    Near the word start, a token that leads `x` there in every training word may
+    belong to the prefix instead, the two confounded where `x` is seen only there
+    (Swahili `m ɡ e n i` -> `w a ɡ e n i`, with both training `ɡ` after the prefix's `m`:
+    the `a` of `w a-` leads each). What tells them apart is the rest of the column
+    pair: affix material stands at the same place from the word start in every word
+    that starts the same way (`edge`), whatever follows it; a token conditioned by the
+    next one (Spanish `i m-` before `p`, `i n-` before `t`) does not. A lead seen at two
+    places from the word start or more is the token's wherever it sits (Tagalog `-u m-`
+    before the root's first vowel, the first token or the second): only one seen at a
+    single place (`anchored`) is weighed against the edge.
+    `starts[p]`: the indices of the training words whose source starts with the tokens
+    `p` (at most `_EDGE` of them); `targets`: their targets."""
 
     lead: Mapping[tuple[Token, Token], float]
     follow: Mapping[tuple[Token | None, Token], float]
     follows: Mapping[tuple[Token | None, Token], int] = field(default_factory=dict)
+    starts: Mapping[Word, tuple[int, ...]] = field(default_factory=dict)
+    targets: tuple[Word, ...] = ()
+    anchored: frozenset[tuple[Token, Token]] = frozenset()
+    _edge: dict[tuple[Word, int, Token], float] = field(default_factory=dict, compare=False, repr=False)
+
+    def edge(self, start: Word, index: int, token: Token) -> float:
+        """The share of the training words whose source starts with `start` and whose
+        target has `token` at `index` (one more word counted, as for the other
+        shares); 0 where `start` is longer than `_EDGE` tokens or starts no word."""
+        key = (start, index, token)
+        if key not in self._edge:
+            words = self.starts.get(start, ())
+            having = sum(index < len(self.targets[k]) and self.targets[k][index] == token for k in words)
+            self._edge[key] = having / (len(words) + 1)
+        return self._edge[key]
+
+
+#: The source tokens before an insertion that the edge test (`Leads.edge`) reads: a
+#: prefix's own material in the source is a few tokens at most, and beyond it few
+#: words start the same way.
+_EDGE = 3
 
 
 def _give_leads(
@@ -281,6 +315,8 @@ def _give_leads(
             last = None if before is None else source[before]
             share = leads.lead.get((source[i2], target[j]))
             after = leads.follow.get((last, target[j]), 0.0)
+            if share is not None and share > after and i2 <= _EDGE and (source[i2], target[j]) in leads.anchored:
+                after = max(after, leads.edge(source[:i2], j, target[j]))
             if share is None and kept and _vowel_of_vowel(last, target[j], source[i2], target[j2], leads, vowels):
                 share = 1.0
             if share is not None and share > after:
@@ -324,7 +360,11 @@ def learn_leads(
     seen: dict[Token | None, int] = {}
     before: dict[tuple[Token, Token], int] = {}
     after: dict[tuple[Token | None, Token], int] = {}
-    for s, t in pairs:
+    starts: dict[Word, list[int]] = {}
+    places: dict[tuple[Token, Token], set[int]] = {}  # where each lead is seen, from the start
+    for index, (s, t) in enumerate(pairs):
+        for n in range(min(len(s), _EDGE) + 1):
+            starts.setdefault(s[:n], []).append(index)
         if check is not None:
             check()
         columns = align_pair(s, t, features, mode, affinity, one_to_one=False)
@@ -340,6 +380,7 @@ def learn_leads(
                     if nxt[0] is not None and nxt[1] is not None:
                         lead_key = (s[nxt[0]], t[j])
                         before[lead_key] = before.get(lead_key, 0) + 1
+                        places.setdefault(lead_key, set()).add(nxt[0])
                 continue
             last = s[i]
             seen[last] = seen.get(last, 0) + 1
@@ -349,7 +390,9 @@ def learn_leads(
         (x, y): count / (seen[x] + 1) for (x, y), count in sorted(before.items()) if 2 * count > seen[x] + 1
     }
     follow = {key: count / (seen[key[0]] + 1) for key, count in sorted(after.items(), key=str)}
-    return Leads(lead, follow, after)
+    edges = {start: tuple(words) for start, words in starts.items()}
+    anchored = frozenset(key for key in lead if len(places[key]) == 1)
+    return Leads(lead, follow, after, edges, tuple(t for _, t in pairs), anchored)
 
 
 _Columns = tuple[tuple[int | None, int | None], ...]

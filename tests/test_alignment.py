@@ -281,6 +281,63 @@ def test_an_insertion_that_follows_a_token_more_often_is_left_to_it():
         assert outputs[-1] == ("g", "e"), (src, outputs)
 
 
+def _edge_outputs(rows: list[str]) -> dict[tuple[str, ...], dict[int, tuple[str, ...]]]:
+    """Each source word's outputs by position, aligned as the learner aligns them."""
+    from fstsynth.alignment import learn_leads
+    from fstsynth.alignment_affinity import learn_affinity
+
+    pairs = [(tuple(a.split()), tuple(b.split())) for a, b in (row.split(":") for row in rows)]
+    affinity = learn_affinity(pairs, {})
+    leads = learn_leads(pairs, {}, "global", affinity)
+    found = {}
+    for src, tgt in pairs:
+        columns = align_pair(src, tgt, {}, "global", affinity, one_to_one=False, leads=leads)
+        found[src] = {e.position: e.output for e in examples_from_alignment(src, tgt, columns)}
+    return found
+
+
+def test_a_prefix_token_stays_with_the_prefix_where_the_next_token_is_seen_only_after_it():
+    # Swahili m- / wa-: both words with a ɡ start `m ɡ`, so the `a` of `w a-` leads every
+    # ɡ seen; it is the prefix's all the same, at the same place from the word start in
+    # every word starting with m, whatever follows.
+    rows = ["m ɡ e n i:w a ɡ e n i", "m ɡ o n d͡ʒ w a:w a ɡ o n d͡ʒ w a", "m t u:w a t u",
+            "m k u l i m a:w a k u l i m a", "m p i ʃ i:w a p i ʃ i", "m v u v i:w a v u v i",
+            "m s i t͡ʃ a n a:w a s i t͡ʃ a n a", "k i t a b u:v i t a b u", "k i s u:v i s u",
+            "k i k o m b e:v i k o m b e", "m w a l i m u:w a l i m u", "k i t u:v i t u"]
+    found = _edge_outputs(rows)
+    for src, outputs in found.items():
+        if src[:2] == ("m", "ɡ"):
+            assert outputs[0] == ("w", "a") and outputs[1] == ("ɡ",), (src, outputs)
+
+
+def test_a_prefix_token_that_varies_with_the_next_token_goes_to_it():
+    # Spanish in-: the nasal is m before p and b, n before t and d, ŋ before k: no
+    # place from the word start predicts it, the first token does.
+    rows = ["p o s i β l e:i m p o s i β l e", "p a ɾ:i m p a ɾ", "p u ɾ o:i m p u ɾ o",
+            "b a l i ð o:i m b a l i ð o", "t o l e ɾ a n t e:i n t o l e ɾ a n t e",
+            "k a p a θ:i ŋ k a p a θ", "k o m o ð o:i ŋ k o m o ð o", "d i ɣ n o:i n d i ɣ n o",
+            "k o r e k t o:i ŋ k o r e k t o", "l e ɣ a l:i l e ɣ a l", "r e a l:i r e a l"]
+    found = _edge_outputs(rows)
+    for src, outputs in found.items():
+        if src[0] == "p":
+            assert outputs[-1] == ("i",) and outputs[0] == ("m", "p"), (src, outputs)
+
+
+def test_a_lead_seen_at_several_places_from_the_word_start_stays_with_its_token():
+    # Tagalog -um- stands before the root's first vowel, the second token or the
+    # first: where a leads it, the m is a's in every word, not the word start's.
+    rows = ["t a j o:t u m a j o", "a l i s:u m a l i s", "k a n t a:k u m a n t a",
+            "s u l a t:s u m u l a t", "l a b a s:l u m a b a s", "s i ɡ a w:s u m i ɡ a w",
+            "u p o:u m u p o", "t a w a ɡ:t u m a w a ɡ", "l a k a d:l u m a k a d",
+            "t a k b o:t u m a k b o", "a k j a t:u m a k j a t", "k a i n:k u m a i n",
+            "ɡ a w a:ɡ u m a w a", "h a n a p:h u m a n a p", "p a s o k:p u m a s o k"]
+    found = _edge_outputs(rows)
+    for src, outputs in found.items():
+        first_a = src.index("a") if "a" in src else None
+        if first_a is not None and first_a <= 1 and "u" not in src[:first_a]:
+            assert outputs[first_a] == ("m", "a"), (src, outputs)
+
+
 def test_a_vowel_letter_seen_once_written_as_two_vowels_takes_both():
     # ú -> ʉ u in one word only: no share says whose the inserted ʉ is, and the aligner
     # leaves it after the consonant before (r -> r ʉ). A vowel between a consonant and

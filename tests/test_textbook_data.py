@@ -25,6 +25,16 @@ def test_the_suite_has_at_least_twenty_problems_each_with_a_solution() -> None:
     assert solutions == {p.name for p in PROBLEMS}
 
 
+def test_the_readme_table_lists_every_problem_with_its_row_count() -> None:
+    readme = (SUITE / "README.md").read_text(encoding="utf-8")
+    table: dict[str, int] = {}
+    for line in readme.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[1].isdigit():
+            table[cells[0]] = int(cells[1])
+    assert table == {p.stem: len(load_problem(p).cells) for p in PROBLEMS}
+
+
 @pytest.mark.parametrize("path", PROBLEMS, ids=lambda p: p.stem)
 def test_problem_loads_and_has_held_out_cells(path: Path) -> None:
     problem = load_problem(path)
