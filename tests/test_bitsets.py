@@ -1,4 +1,5 @@
-"""`bitsets.narrowed` against reading the bits one by one."""
+"""`bitsets.narrowed` against reading the bits one by one; `bitsets.distinct_rows` and
+`maximal_rows` against comparing rows one by one."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fstsynth.synthesis.bitsets import bit_indices, narrowed
+from fstsynth.synthesis.bitsets import bit_indices, distinct_rows, maximal_rows, narrowed, unique_rows
 
 
 @st.composite
@@ -38,3 +39,42 @@ def test_narrowed_keeps_and_equality_and_counts_within_the_rows(case):
         for b, nb in zip(values, narrow):
             assert narrowed([a & b], rows, n)[0] == na & nb
             assert (na == nb) == (a & within == b & within)
+
+
+@st.composite
+def _tables(draw):
+    """0/1 tables of rows drawn from a few (so rows repeat), up to past one 64-bit word
+    of packed columns (either way `distinct_rows` compares them)."""
+    width = draw(st.sampled_from([0, 1, 7, 8, 9, 64, 65, 130]))
+    bases = draw(st.lists(st.integers(0, (1 << width) - 1), min_size=1, max_size=5))
+    picks = draw(st.lists(st.integers(0, len(bases) - 1), max_size=30))
+    rows = [[bases[i] >> j & 1 for j in range(width)] for i in picks]
+    return np.array(rows, dtype=np.uint8).reshape(len(picks), width)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_tables())
+def test_distinct_rows_are_the_first_of_each_row(table):
+    first = [i for i, row in enumerate(table) if not any((table[j] == row).all() for j in range(i))]
+    assert list(distinct_rows(table)) == first
+
+
+@settings(max_examples=40, deadline=None)
+@given(_tables(), st.integers(1, 4))
+def test_maximal_rows_of_repeated_rows_match_comparing_each_pair(table, block):
+    # The first of equal rows is kept unless a larger row holds it: as before the
+    # equal rows were left out first.
+    cells = [set(np.flatnonzero(row)) for row in table]
+    expected = [i for i, row in enumerate(cells)
+                if not any(j != i and row <= other and (row < other or j < i) for j, other in enumerate(cells))]
+    assert list(maximal_rows(table, block)) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(_tables())
+def test_unique_rows_are_numpys_unique_rows(table):
+    packed = np.packbits(table.astype(bool), axis=1)
+    distinct, counts = unique_rows(packed)
+    expected, expected_counts = np.unique(packed, axis=0, return_counts=True)
+    assert distinct.tolist() == expected.tolist()
+    assert counts.tolist() == expected_counts.tolist()

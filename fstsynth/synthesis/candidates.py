@@ -570,24 +570,33 @@ def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadlin
 
     def offer_anchors(preds: tuple[Predicate, ...], opened: str, fires: int, cost: float, gainable: int) -> None:
         for a, a_fires in anchors:
-            offer(preds + (a.pred,), opened + a.opened, fires & a_fires, cost + a.cost, True, gainable & a.local)
+            anchored_gainable = gainable & a.local
+            if anchored_gainable:  # `offer` keeps nothing that gains nothing
+                offer(preds + (a.pred,), opened + a.opened, fires & a_fires, cost + a.cost, True, anchored_gainable)
 
     offer_anchors((), "", everything, 0, all_local)
     frontier: list[_Conjunction] = []
+    # Each frontier conjunction's beam key, made where its bits are at hand: (minus)
+    # where it holds among the positive examples, then where it is wrong.
+    beam_keys: list[tuple[int, int]] = []
     for idx, a in enumerate(atoms):
         a_fires = fires_of[idx]
         offer((a.pred,), a.opened, a_fires, 0 + a.cost, a.boundary, a.local)
         if 1 < options.max_conjuncts and not a.anchor:
             offer_anchors((a.pred,), a.opened, a_fires, 0 + a.cost, a.local)
-        if a_fires & negatives:
+        a_wrong = a_fires & negatives
+        if a_wrong:
             frontier.append(_Conjunction((a.pred,), a.opened, a_fires, idx, 0 + a.cost, a.boundary, a.anchor, a.local))
+            beam_keys.append((-a.local.bit_count(), a_wrong.bit_count()))
     for depth in range(2, options.max_conjuncts + 1):
-        # Extend the most promising inconsistent conjunctions only (a beam).
-        frontier.sort(key=lambda c: (-c.local.bit_count(), (c.bits & negatives).bit_count()))
-        frontier = frontier[: options.beam]
+        # Extend the most promising inconsistent conjunctions only (a beam; the sort is
+        # stable, as sorting the conjunctions by their keys was).
+        beam = sorted(range(len(frontier)), key=beam_keys.__getitem__)[: options.beam]
+        frontier = [frontier[i] for i in beam]
         # The deepest conjunctions get no anchor added and are not extended.
         deepest = depth == options.max_conjuncts
         grown = []
+        beam_keys = []
         for conj in frontier:
             deadline.check()
             # The conjunction's fields as locals: this loop is most of the search.
@@ -618,8 +627,10 @@ def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadlin
                 has_anchor = c_has_anchor or a.anchor
                 if anchors and not has_anchor:
                     offer_anchors(longer, opened, both, cost, gainable)
-                if both & negatives:
+                wrong = both & negatives
+                if wrong:
                     grown.append(_Conjunction(longer, opened, both, idx, cost, anchored, has_anchor, gainable))
+                    beam_keys.append((-gainable.bit_count(), wrong.bit_count()))
         frontier = grown
 
 

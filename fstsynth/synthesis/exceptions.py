@@ -28,7 +28,7 @@ import numpy as np
 
 from fstsynth.dsl import Identity, Rule
 from fstsynth.synthesis.atoms import AtomIndex
-from fstsynth.synthesis.bitsets import bit_indices, bits, lowest_bit, maximal_rows
+from fstsynth.synthesis.bitsets import bit_indices, bits, lowest_bit, maximal_rows, unique_rows
 from fstsynth.synthesis.candidates import Candidate, Positives
 from fstsynth.synthesis.options import Options
 from fstsynth.synthesis.ranking import predicate_cost, rule_cost, transformation_cost
@@ -321,7 +321,7 @@ class Exceptions:
         rows = self.needed_rows[np.array(bit_indices(danger), dtype=np.intp)]
         # Rows alike on these columns test alike.
         packed = np.packbits(table[np.ix_(rows, columns)].astype(bool), axis=1)
-        distinct, counts = np.unique(packed, axis=0, return_counts=True)
+        distinct, counts = unique_rows(packed)
         patterns = np.unpackbits(distinct, axis=1, count=len(columns)).astype(bool)
         conjunctions, whole = self._least(anchor, patterns, self.atom_costs[columns])
         keys = {row.tobytes(): at for at, row in enumerate(distinct)}
@@ -348,7 +348,7 @@ class Exceptions:
         removed = kept.danger & ~danger
         rows = self.needed_rows[np.array(bit_indices(removed), dtype=np.intp)]
         packed = np.packbits(self.index.table[np.ix_(rows, kept.columns)].astype(bool), axis=1)
-        distinct, gone = np.unique(packed, axis=0, return_counts=True)
+        distinct, gone = unique_rows(packed)
         counts = kept.counts.copy()
         for row, count in zip(distinct, gone):
             counts[kept.keys[row.tobytes()]] -= count
