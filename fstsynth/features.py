@@ -161,16 +161,14 @@ def _marks(segment: str) -> set[str]:
     }
 
 
-def _nearest(token: Token, segments: Iterable[Token], lengthened: bool = False) -> Token | None:
+def _nearest(token: Token, segments: Iterable[Token]) -> Token | None:
     """Of `segments` (panphon's, all with the same values), the one written most like
     `token` with no diacritic `token` lacks (fewest edits, then fewest code points): `f`
     for `v` devoiced, not `f̝`; `o` for `oː` shortened; none for `l` devoiced (`l̥`: a
     segment a language writes with a letter of its own is one its words show). None
     also where two are written alike (panphon's `ɢʲ` and `ɡʲ` for `kʲ` voiced): no
     guess."""
-    # A segment lengthened (`ʃ` -> `ʃː`, a total assimilation) is written with the length
-    # mark, whatever the segment.
-    marks = _marks(token) | ({"ː"} if lengthened else set())
+    marks = _marks(token)
     ranked = sorted((_edits(token, seg), len(seg), seg) for seg in segments if _marks(seg) <= marks)
     if not ranked or (len(ranked) > 1 and ranked[0][:2] == ranked[1][:2]):
         return None
@@ -196,7 +194,7 @@ def _partner(token: Token, change: tuple[tuple[str, bool], ...], known: "Invento
         values[header.index(panphon_name)] = "+" if value else "-"
         if name in known.names:
             wanted[known.names.index(name)] = value
-    segment = _nearest(token, _by_values().get(tuple(values), ()), (DERIVED + "long", True) in change)
+    segment = _nearest(token, _by_values().get(tuple(values), ()))
     if segment is None or segment in known.features or known.has_bundle(tuple(wanted)):
         return None
     read = read_by_ipa([segment], known.features)

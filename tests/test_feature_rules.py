@@ -556,13 +556,3 @@ def test_an_unseen_segment_becomes_the_ipa_segment_the_change_writes(devoicing_w
         tokens = tuple(word.split())
         assert " ".join(pm.predict(tokens)) == want
         assert " ".join(pm.interpret(tokens, model.features)) == want
-
-
-def test_written_by_writes_a_lengthened_segment_with_the_length_mark():
-    """Lengthening (a total assimilation, `h aː z` -> `h aː zː ɒ l`) writes `ʃː` for a
-    `ʃ` no word shows long: the length mark is what `[+long]` adds in IPA."""
-    from fstsynth.features import written_by
-    from fstsynth.learning import inventory
-
-    _alphabet, features = inventory(read_pairs([["h aː z ʃ", "h aː zː ʃ"], ["n ɒ p", "n ɒ pː"]]))
-    assert sorted(written_by(features, [(("ipa.long", True),)])) == ["hː", "nː", "ɒː", "ʃː"]
