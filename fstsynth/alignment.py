@@ -74,15 +74,8 @@ TIE_BREAK = 0.001
 
 
 def token_scorer(
-    a: Sequence[Token],
-    b: Sequence[Token],
-    vowels: frozenset[Token],
-    affinity: _FrozenAffinity,
-    near: _FrozenAffinity = (),
+    a: Sequence[Token], b: Sequence[Token], vowels: frozenset[Token], affinity: _FrozenAffinity
 ) -> dict:
-    """The score of each pair of a source and a target token. `near` (`_nearness`): the
-    share of their features two different tokens agree in, which breaks ties between
-    substitutions of one class."""
     learned = {(x, y): v for x, y, v in affinity}
     # A token with a learned partner is unlikely to stand for anything else: pairing it
     # with another token scores like a vowel/consonant clash, so a gap is preferred.
@@ -103,9 +96,6 @@ def token_scorer(
                 scores[(x, y)] = -1.0 + (TIE_BREAK if same_class else 0.0)
             else:
                 scores[(x, y)] = -0.3 if same_class else -1.0
-    for x, y, share in near:
-        if scores.get((x, y)) == -0.3:
-            scores[(x, y)] += TIE_BREAK * share
     return scores
 
 
@@ -117,13 +107,11 @@ def base_letters(token: Token) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", token) if not unicodedata.combining(c))
 
 
-def _encode(
-    source: Word, target: Word, vowels: frozenset[Token], affinity: _FrozenAffinity = (), near: _FrozenAffinity = ()
-):
+def _encode(source: Word, target: Word, vowels: frozenset[Token], affinity: _FrozenAffinity = ()):
     """lingpy reads "-" as a gap: hand it safe stand-ins for the tokens."""
     vocab = sorted(set(source) | set(target))
     code = {tok: f"t{k}" for k, tok in enumerate(vocab)}
-    scores = token_scorer(source, target, vowels, affinity, near)
+    scores = token_scorer(source, target, vowels, affinity)
     a = [code[t] for t in source]
     b = [code[t] for t in target]
     return a, b, {(code[x], code[y]): v for (x, y), v in scores.items()}
@@ -131,9 +119,9 @@ def _encode(
 
 @lru_cache(maxsize=65536)
 def _global(
-    source: Word, target: Word, vowels: frozenset[Token], affinity: _FrozenAffinity = (), near: _FrozenAffinity = ()
+    source: Word, target: Word, vowels: frozenset[Token], affinity: _FrozenAffinity = ()
 ) -> tuple[tuple[int | None, int | None], ...]:
-    a, b, scorer = _encode(source, target, vowels, affinity, near)
+    a, b, scorer = _encode(source, target, vowels, affinity)
     alm_a, alm_b, _ = nw_align(a, b, scorer=scorer, gap=-1)
     columns: list[tuple[int | None, int | None]] = []
     i = j = 0
@@ -210,36 +198,15 @@ def align_pair(
                 if x != y and (v := affinity.get((x, y))) is not None
             )
         )
-    near = _nearness(source, target, features)
     if mode == "local":
-        columns = _local(source, target, vowels, frozen, near)
+        columns = _local(source, target, vowels, frozen)
     elif mode == "global":
-        columns = _global(source, target, vowels, frozen, near)
+        columns = _global(source, target, vowels, frozen)
     else:
         raise ValueError(f"alignment mode must be 'global' or 'local', not {mode!r}")
-    scores = token_scorer(source, target, vowels, frozen, near)
+    scores = token_scorer(source, target, vowels, frozen)
     columns = deletions_first(source, _first_takes_it(source, target, columns, scores))
     return _give_leads(source, target, columns, leads, vowels) if leads else columns
-
-
-def _nearness(source: Word, target: Word, features: Features) -> _FrozenAffinity:
-    """For each pair of different source and target tokens that both have features, the
-    share of the features named for either that they agree in. A segment changed by a
-    rule stays near itself (`z` -> `zː`, `pʰ` -> `p`, `b` -> `β`): where a substitution
-    by it ties with one by an unrelated segment of the same class (`h aː z` -> `h aː zː
-    ɒ l` as z:zː or as z:l, the suffix's last token), the nearer one is the change."""
-    out = []
-    for x in sorted(set(source)):
-        fx = features.get(x)
-        if not fx:
-            continue
-        for y in sorted(set(target)):
-            fy = features.get(y)
-            if not fy or x == y:
-                continue
-            names = fx.keys() | fy.keys()
-            out.append((x, y, sum(fx.get(n, False) == fy.get(n, False) for n in names) / len(names)))
-    return tuple(out)
 
 
 #: A column pair's suffix (`shared_ending`) ends at least this share of its targets and
@@ -520,11 +487,9 @@ def deletions_first(source: Word, columns: _Columns) -> _Columns:
     return _settle(columns, swap)
 
 
-def _local(
-    source: Word, target: Word, vowels: frozenset[Token], affinity: _FrozenAffinity = (), near: _FrozenAffinity = ()
-):
+def _local(source: Word, target: Word, vowels: frozenset[Token], affinity: _FrozenAffinity = ()):
     """Smith-Waterman for the best-matching core, then global alignment of the flanks."""
-    a, b, scorer = _encode(source, target, vowels, affinity, near)
+    a, b, scorer = _encode(source, target, vowels, affinity)
     (pre_a, core_a, post_a), (pre_b, core_b, post_b), _ = sw_align(a, b, scorer=scorer)
     columns: list[tuple[int | None, int | None]] = []
     offset_a = offset_b = 0
@@ -540,7 +505,6 @@ def _local(
                 tuple(target[offset_b : offset_b + len(sb)]),
                 vowels,
                 affinity,
-                near,
             )
             columns.extend(
                 (None if ci is None else ci + offset_a, None if cj is None else cj + offset_b)
