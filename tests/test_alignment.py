@@ -422,31 +422,6 @@ def test_a_shared_suffix_is_aligned_as_an_insertion_at_the_end():
     assert split[-1] != ending
 
 
-def _ipa_outputs(source: str, target: str) -> dict[int, str]:
-    from fstsynth.features import with_ipa_features
-
-    src, tgt = tuple(source.split()), tuple(target.split())
-    tokens = sorted(set(src) | set(tgt))
-    features = with_ipa_features(with_vowel_classes({}, tokens), tokens)
-    exs = examples_from_alignment(src, tgt, align_pair(src, tgt, features))
-    return {e.position: " ".join(e.output) for e in exs}
-
-
-@pytest.mark.parametrize(
-    "source, target, position, output",
-    [
-        # The stem's last consonant lengthened, the suffix after it: z:zː, not z:l.
-        ("h aː z", "h aː zː ɒ l", 2, "zː ɒ l"),
-        # The stem's consonant neutralized, the suffix deleted: pʰ:p, not l:p.
-        ("a pʰ ɨ l", "a p", 1, "p"),
-        # A prefix at the start, the first consonant spirantized: b:β, not b:l.
-        ("b o k a", "l a β o k a", 0, "β"),
-    ],
-)
-def test_a_substitution_tie_goes_to_the_nearer_segment(source, target, position, output):
-    assert _ipa_outputs(source, target)[position] == output
-
-
 _ARTICLE = [
     ("b o k a", "l a β o k a"),
     ("l u n a", "l a l u n a"),
