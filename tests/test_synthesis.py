@@ -370,7 +370,8 @@ def test_a_change_seen_only_at_the_word_edge_stays_at_the_edge():
 
 def test_a_stem_change_fused_with_the_suffix_is_left_for_the_next_pass():
     from fstsynth.features import with_ipa_features, with_vowel_classes
-    from fstsynth.synthesis.examples import changes_after_suffix, tagged_examples
+    from fstsynth.synthesis.examples import tagged_examples
+    from fstsynth.synthesis.feature_changes import changes_after_suffix
 
     pairs = [("v o n ɒ t", "v o n ɒ tː ɒ l"), ("k ɛ r t", "k ɛ r tː ɛ l"), ("h ɒ j oː", "h ɒ j oː v ɒ l")]
     tokens = sorted({t for pair in pairs for word in pair for t in word.split()} | {"x", "k s"})

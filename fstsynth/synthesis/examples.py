@@ -3,7 +3,7 @@
 Public API:
     TaggedExample, tagged_examples(word, target, features, mode, affinity, one_to_one, leads, ending,
         beginning)
-    consistent_transformations(example, window), changes_after_suffix(examples, features)
+    consistent_transformations(example, window)
 
 An example says what one position of a (tagged) word must produce: the start position
 (`START`) gets the tokens before the first source token, every source token its
@@ -27,7 +27,6 @@ from fstsynth.dsl import (
     TaggedToken,
     Transformation,
 )
-from fstsynth.features import inventory
 from fstsynth.interpreter import START
 from fstsynth.types import Features, Token, Word
 
@@ -71,35 +70,6 @@ def tagged_examples(
         TaggedExample(frozen, e.position, e.output)
         for e in examples_from_alignment(tokens, target, columns)
     ]
-
-
-def changes_after_suffix(examples: Sequence[TaggedExample], features: Features) -> list[TaggedExample]:
-    """`examples` with each change of a word's last token fused with the suffix after it
-    (`h aː z` -> `h aː zː ɒ l`: `z` -> `zː ɒ l`) taken as the suffix alone (`z` -> `z ɒ
-    l`), where the change is one a feature rule writes (`feature_changes.written_change`:
-    `z` -> `zː` is `[+long]`).
-
-    The suffix is affix material, written after the stem whatever its last segment; the
-    stem's change is a one-token change conditioned by it. Learned together, they are
-    one change of several tokens per stem-final segment seen (`ReplaceBy(z, zː ɒ l)`),
-    which reaches no segment the training rows do not show. The suffix written, the next
-    pass aligns the change alone (`z` -> `zː` before `ɒ l`), which feature rules
-    generalize. For a word and another form of it, not a transcription (`x` -> `k s` is
-    one letter's spelling)."""
-    # Imported here: feature_changes reads this module's examples.
-    from fstsynth.synthesis.feature_changes import written_change
-
-    known = inventory(features)
-    if not known.names:
-        return list(examples)
-    out = []
-    for ex in examples:
-        if ex.position == len(ex.word) - 1 and len(ex.output) >= 2:
-            x = ex.word[ex.position][0]
-            if ex.output[0] != x and written_change(known, x, ex.output[0]):
-                ex = TaggedExample(ex.word, ex.position, (x, *ex.output[1:]))
-        out.append(ex)
-    return out
 
 
 def consistent_transformations(ex: TaggedExample, window: int) -> list[Transformation]:

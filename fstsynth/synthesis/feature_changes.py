@@ -4,6 +4,7 @@ example, with where each is right and where it applies.
 Public API:
     feature_transformations(examples, need, features, window, tiers, deadline)
         -> dict[Transformation, tuple[int, int]]   (right, applies: bitsets over examples)
+    written_change(known, x, y), changes_after_suffix(examples, features)
 
 A change x -> y of one token by another, both in the inventory (`features.Inventory`),
 is a change of the features in which they differ: z -> s, b -> p and g -> k are all
@@ -73,6 +74,32 @@ def written_change(known: Inventory, x: Token, y: Token) -> tuple[tuple[str, boo
     if not change or len(change) > MOST_FEATURES or any(name in CLASS_FEATURES for name, _ in change):
         return ()
     return change if known.resolve(x, change) == y else ()
+
+
+def changes_after_suffix(examples: Sequence[TaggedExample], features: Features) -> list[TaggedExample]:
+    """`examples` with each change of a word's last token fused with the suffix after it
+    (`h aː z` -> `h aː zː ɒ l`: `z` -> `zː ɒ l`) taken as the suffix alone (`z` -> `z ɒ
+    l`), where the change is one a feature rule writes (`written_change`:
+    `z` -> `zː` is `[+long]`).
+
+    The suffix is affix material, written after the stem whatever its last segment; the
+    stem's change is a one-token change conditioned by it. Learned together, they are
+    one change of several tokens per stem-final segment seen (`ReplaceBy(z, zː ɒ l)`),
+    which reaches no segment the training rows do not show. The suffix written, the next
+    pass aligns the change alone (`z` -> `zː` before `ɒ l`), which feature rules
+    generalize. For a word and another form of it, not a transcription (`x` -> `k s` is
+    one letter's spelling)."""
+    known = inventory(features)
+    if not known.names:
+        return list(examples)
+    out = []
+    for ex in examples:
+        if ex.position == len(ex.word) - 1 and len(ex.output) >= 2:
+            x = ex.word[ex.position][0]
+            if ex.output[0] != x and written_change(known, x, ex.output[0]):
+                ex = TaggedExample(ex.word, ex.position, (x, *ex.output[1:]))
+        out.append(ex)
+    return out
 
 
 def feature_transformations(

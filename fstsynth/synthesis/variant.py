@@ -27,7 +27,8 @@ from fstsynth.interpreter import run_pass_many
 from fstsynth.progress import report
 from fstsynth.synthesis.affixes import affix_pass
 from fstsynth.synthesis.candidates import affix_edges
-from fstsynth.synthesis.examples import TaggedExample, changes_after_suffix, tagged_examples
+from fstsynth.synthesis.examples import TaggedExample, tagged_examples
+from fstsynth.synthesis.feature_changes import changes_after_suffix
 from fstsynth.synthesis.first_passes import is_transcription, plain_letter_pass, token_map_pass
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
 from fstsynth.synthesis.ranking import rule_cost
