@@ -46,6 +46,8 @@ start position and at the first token.
 
 from __future__ import annotations
 
+import math
+
 import functools
 import time
 from dataclasses import dataclass
@@ -450,6 +452,21 @@ def _compact(next_by_sig: np.ndarray, class_sig: np.ndarray) -> SideNext:
     )
 
 
+def _row_codes(matrix: np.ndarray) -> np.ndarray:
+    """One sortable value per row, equal for equal rows: the row as one integer in mixed
+    radix where its columns' ranges allow (sorting int64 is several times faster than
+    sorting the rows' bytes: measured 0.39 -> 0.05 CPU s on 547,515 rows of 3), else
+    the row's bytes."""
+    if matrix.dtype.kind in "iu":
+        low = matrix.min(axis=0)
+        spans = [int(high) - int(lowest) + 1 for high, lowest in zip(matrix.max(axis=0).tolist(), low.tolist())]
+        if math.prod(spans) < 2**62:
+            radix = np.array([math.prod(spans[k + 1:]) for k in range(len(spans))], dtype=np.int64)
+            shifted = (matrix - low).astype(np.int64)  # in 0..span-1: fits int64 whatever the dtype
+            return shifted @ radix
+    return matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1]))).reshape(-1)
+
+
 def group_rows(matrix: np.ndarray) -> tuple[np.ndarray, list[int]]:
     """Number the distinct rows of a 2-d integer array in order of first appearance:
     (the number of each row, the first row of each number). A dictionary of the rows'
@@ -458,7 +475,7 @@ def group_rows(matrix: np.ndarray) -> tuple[np.ndarray, list[int]]:
     if matrix.shape[1] == 0:
         return np.zeros(matrix.shape[0], dtype=np.int64), [0] if matrix.shape[0] else []
     if matrix.shape[0] > 4096:  # many rows: numpy's sort beats a dictionary
-        rows = matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1]))).reshape(-1)
+        rows = _row_codes(matrix)
         _, firsts, inverses = np.unique(rows, return_index=True, return_inverse=True)
         order = np.argsort(firsts, kind="stable")  # numbered in order of first appearance
         rank = np.empty_like(order)

@@ -158,10 +158,11 @@ class _Arcs:
     def add(self, src: np.ndarray, ilabel: np.ndarray, olabel: np.ndarray, dst: np.ndarray) -> None:
         self.parts.append((np.asarray(src), np.asarray(ilabel), np.asarray(olabel), np.asarray(dst)))
 
-    def fst(self, start: int, finals: Iterable[int]) -> pynini.Fst:
+    def fst(self, start: int, finals: Iterable[int], deadline: float | None) -> pynini.Fst:
         empty = np.zeros(0, dtype=np.int64)
         cols = [np.concatenate([p[k] for p in self.parts]) if self.parts else empty for k in range(4)]
-        return fst_from_arcs(self.states, start, finals, *cols)
+        check_deadline(deadline)
+        return fst_from_arcs(self.states, start, finals, *cols, check=lambda: check_deadline(deadline))
 
 
 # ------------------------------------------------------------------ the stages of a pass
@@ -262,7 +263,7 @@ def _annotator(
     dst.append(np.arange(rights) + 1)
     arcs = _Arcs(rights + 1)
     arcs.add(*(np.concatenate(x) for x in (src, ilab, olab, dst)))
-    fst = arcs.fst(0, [t.right_start + 1])
+    fst = arcs.fst(0, [t.right_start + 1], deadline)
     words = t.class_mask.shape[1]
     read = _Read(
         np.array(read_labels, dtype=np.int64), np.array(read_token, dtype=np.int64),
@@ -411,7 +412,7 @@ def _decider(
     _chains(arcs, tail_list, tail_id, dst)
     check_deadline(deadline)
     arcs.add(src, il, ol, dst)
-    return arcs.fst(q0, range(lefts))
+    return arcs.fst(q0, range(lefts), deadline)
 
 
 def _chains(arcs: _Arcs, tails: Sequence[tuple[int, ...]], tail_id: np.ndarray, dst: np.ndarray) -> None:
@@ -553,6 +554,7 @@ def compile_program(
     built: Transducers | UnbuiltTransducers = UnbuiltTransducers(unbuilt or "")
     if unbuilt is None:
         for fst in stages:
+            check_deadline(deadline)
             fst.arcsort("ilabel")
         built = Transducers(tuple(stages), tuple(stage_pass), syms.table, tokens)
     return Compiled(program, tokens, tuple(machines), built, time.perf_counter() - started)

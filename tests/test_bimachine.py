@@ -80,6 +80,25 @@ def test_group_rows_numbers_rows_in_order_of_first_appearance(rows, width):
         assert head_firsts == [f for f in firsts if f < 4096]
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.uint64])
+@pytest.mark.parametrize("wide", [False, True])
+def test_group_rows_past_4096_rows_agrees_with_a_loop_whatever_the_values(dtype, wide):
+    """Past 4,096 rows a row is sorted as one mixed-radix integer where its columns'
+    ranges allow, else as its bytes (mask words use all 64 bits): both agree with a loop."""
+    rng = np.random.default_rng(3)
+    matrix = rng.integers(0, 4, size=(6000, 5)).astype(dtype)
+    if wide and dtype == np.uint64:
+        matrix[::3, 2] |= np.uint64(1 << 63)  # spans past 2**62: the bytes
+    elif wide:
+        matrix[::3, 2] = np.iinfo(dtype).max  # a column's range as wide as its type
+        matrix[1::3, 2] = np.iinfo(dtype).min
+    numbers, firsts = group_rows(matrix)
+    seen: dict[tuple, int] = {}
+    expected = [seen.setdefault(tuple(row), len(seen)) for row in matrix.tolist()]
+    assert numbers.tolist() == expected
+    assert firsts == [expected.index(n) for n in range(len(seen))]
+
+
 def _every_short_word(alphabet, longest=3):
     return [w for n in range(longest + 1) for w in itertools.product(alphabet, repeat=n)]
 

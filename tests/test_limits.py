@@ -99,13 +99,20 @@ def test_compilation_checks_its_deadline_at_least_every_step(monkeypatch):
     # bimachine's construction): here every step of a whole compilation is measured,
     # the one after the last check included, so a stage without checks fails wherever
     # it is. Every `time.monotonic` read while compiling is a deadline check.
-    program, alphabet, features = slow_program(18)
-    clock = CpuClock(monkeypatch)
-    started = clock.now()
-    with collector_paused():
-        compile_program(program, alphabet, features, deadline=started + 3600)
-    ended = clock.now()
-    assert ended - started > STEP, "the workload is one step: it shows nothing"
+    # The program grows, a token at a time, until its compilation takes several steps on
+    # this machine (18 tokens took 0.5 CPU s on one machine, 0.26 s on a faster one: one
+    # step, nothing shown). The machines grow with the program, and so do the steps of
+    # their vectorized phases: the test holds them to a fraction of a ~1 s compilation.
+    for n_tokens in range(18, 43):
+        program, alphabet, features = slow_program(n_tokens)
+        clock = CpuClock(monkeypatch)
+        started = clock.now()
+        with collector_paused():
+            compile_program(program, alphabet, features, deadline=started + 3600)
+        ended = clock.now()
+        if ended - started > 3 * STEP:
+            break
+    assert ended - started > 3 * STEP, f"a {n_tokens}-token program compiled in one step: it shows nothing"
     times = [started, *clock.reads, ended]
     step, after = max((b - a, k) for k, (a, b) in enumerate(zip(times, times[1:])))
     assert step < STEP, f"{step:.2f} CPU s without a deadline check after check {after} of {len(clock.reads)}"
