@@ -161,18 +161,33 @@ def _marks(segment: str) -> set[str]:
     }
 
 
-def _nearest(token: Token, segments: Iterable[Token]) -> Token | None:
+def _nearest(token: Token, segments: Iterable[Token], lengthened: bool = False) -> Token | None:
     """Of `segments` (panphon's, all with the same values), the one written most like
     `token` with no diacritic `token` lacks (fewest edits, then fewest code points): `f`
     for `v` devoiced, not `f̝`; `o` for `oː` shortened; none for `l` devoiced (`l̥`: a
-    segment a language writes with a letter of its own is one its words show). None
+    segment a language writes with a letter of its own is one its words show); the
+    length mark is allowed where `lengthened` (`ʃː` for `ʃ` lengthened). None
     also where two are written alike (panphon's `ɢʲ` and `ɡʲ` for `kʲ` voiced): no
     guess."""
-    marks = _marks(token)
+    # A segment lengthened (`ʃ` -> `ʃː`, a total assimilation) is written with the length
+    # mark where the words write that class long (`_writes_length`): IPA has no letter
+    # of its own for a long segment.
+    marks = _marks(token) | ({"ː"} if lengthened else set())
     ranked = sorted((_edits(token, seg), len(seg), seg) for seg in segments if _marks(seg) <= marks)
     if not ranked or (len(ranked) > 1 and ranked[0][:2] == ranked[1][:2]):
         return None
     return ranked[0][2]
+
+
+def _writes_length(token: Token, change: tuple[tuple[str, bool], ...], known: "Inventory") -> bool:
+    """Whether `change` lengthens `token` and the length mark is how the model's words
+    write that: some token of the model (not a source only) of `token`'s class (vowel or
+    consonant) is written with `ː`. Where only vowels are shown long (Hungarian `-nak`
+    lengthens a final `a` to `aː`), a consonant's length is not a segment the words
+    show, and `[+long]` keeps reaching vowels only, as the tokens known make it."""
+    if (DERIVED + "long", True) not in change:
+        return False
+    return is_vowel(token, known.features) in known.shown_long
 
 
 def _partner(token: Token, change: tuple[tuple[str, bool], ...], known: "Inventory") -> Token | None:
@@ -194,7 +209,7 @@ def _partner(token: Token, change: tuple[tuple[str, bool], ...], known: "Invento
         values[header.index(panphon_name)] = "+" if value else "-"
         if name in known.names:
             wanted[known.names.index(name)] = value
-    segment = _nearest(token, _by_values().get(tuple(values), ()))
+    segment = _nearest(token, _by_values().get(tuple(values), ()), _writes_length(token, change, known))
     if segment is None or segment in known.features or known.has_bundle(tuple(wanted)):
         return None
     read = read_by_ipa([segment], known.features)
@@ -271,6 +286,11 @@ class Inventory:
         for tok in sorted(set(self._bundles) - self._sources_only):
             self._tokens.setdefault(self._bundles[tok], []).append(tok)
         self._resolved: dict[tuple[Token, tuple[tuple[str, bool], ...]], Token | None] = {}
+        # The classes (True: vowels, False: consonants) some token of which is written
+        # long, with `ː` (`_writes_length`).
+        self.shown_long: frozenset[bool] = frozenset(
+            is_vowel(tok, features) for tok in self._bundles if tok not in self._sources_only and "ː" in _marks(tok)
+        )
 
     def bundle(self, token: Token) -> tuple[bool, ...] | None:
         """The token's bundle (in `names` order), None if it has no features."""

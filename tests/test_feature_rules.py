@@ -556,3 +556,28 @@ def test_an_unseen_segment_becomes_the_ipa_segment_the_change_writes(devoicing_w
         tokens = tuple(word.split())
         assert " ".join(pm.predict(tokens)) == want
         assert " ".join(pm.interpret(tokens, model.features)) == want
+
+
+def test_written_by_writes_a_lengthened_segment_with_the_length_mark():
+    """Lengthening (a total assimilation, `h aː z` -> `h aː zː ɒ l`) writes `ʃː` for a
+    `ʃ` no word shows long: the length mark is what `[+long]` adds in IPA."""
+    from fstsynth.features import written_by
+    from fstsynth.learning import inventory
+
+    _alphabet, features = inventory(read_pairs([["h aː z ʃ", "h aː zː ʃ"], ["n ɒ p", "n ɒ pː"]]))
+    assert sorted(written_by(features, [(("ipa.long", True),)])) == ["hː", "nː", "ɒː", "ʃː"]
+
+
+def test_written_by_lengthens_only_a_class_the_words_show_long():
+    """Where the words show only vowels long (Hungarian `-nak` lengthens a final `ɒ` to
+    `aː`), `[+long]` writes no long consonant: the inventory keeps it to vowels, as it
+    did before the length mark was written (`n ɒ p` -> `n ɒ p n ɒ k`, not `pː`)."""
+    from fstsynth.features import WithUnseen, inventory as feature_inventory, read_by_ipa, written_by
+    from fstsynth.learning import inventory
+
+    _alphabet, features = inventory(read_pairs([["k ɒ", "k aː"], ["n ɛ t", "n eː t"]]))
+    written = written_by(features, [(("ipa.long", True),)])
+    assert written and all(t.rstrip("ː") in ("ɒ", "ɛ") for t in written)
+    unseen = read_by_ipa(["p"], features)
+    assert unseen is not None
+    assert feature_inventory(WithUnseen(features, unseen)).resolve("p", (("ipa.long", True),)) is None
