@@ -11,7 +11,7 @@ from fstsynth.interpreter import run
 from fstsynth.learning import compile_model
 from fstsynth.problem import read_pairs
 from fstsynth.synthesis import Options, learn, tagged_examples
-from fstsynth.synthesis.affixes import AFFIX_LENGTH, LONGEST_AFFIX, affix_pass
+from fstsynth.synthesis.affixes import AFFIX_LENGTH, LONGEST_AFFIX, affix_pass, every_prefix, prefix_default_pass
 from fstsynth.synthesis.options import Error
 
 Pairs = list[tuple[tuple[str, ...], tuple[str, ...]]]
@@ -144,6 +144,35 @@ def test_a_learned_program_starts_with_the_affix_pass_when_asked():
     first = result.program.passes[0]
     assert first == affix_pass(examples_of(LATIN), 3)
     assert result.train_correct == len(LATIN)
+
+
+def test_the_prefix_every_form_has_and_no_word():
+    assert every_prefix(PREFIXED) == ("m", "ə")
+    # Sources that start with it too: the targets' shared start says nothing of an affix.
+    assert every_prefix(PREFIXED + pairs_of([("m ə j a", "m ə m ə j a")])) == ()
+    assert every_prefix(LATIN) == ()
+
+
+def test_a_first_token_no_training_word_starts_with_still_gets_the_prefix():
+    # Issue 25 (Indonesian meN-): the start's rules write the prefix by the stem's first
+    # token; a stem starting otherwise got none of it.
+    for variant in ("token", "feature"):
+        result = learn(PREFIXED, {}, Options(variant=variant))
+        assert result.program.passes[-1] == prefix_default_pass(("m", "ə"))
+        assert result.train_correct == len(PREFIXED)
+        assert run(result.program, tuple("r a s a".split()), {}) == tuple("m ə r a s a".split())
+        assert run(result.program, tuple("t i d u r".split()), {}) == tuple("m ə n i d u r".split())
+    without = learn(PREFIXED, {}, Options(variant="token", prefix_default=False))
+    assert run(without.program, tuple("r a s a".split()), {}) == tuple("r a s a".split())
+
+
+def test_the_prefix_default_compiles_as_the_interpreter_runs_it():
+    program = Program((prefix_default_pass(("m", "ə")),))
+    problem = read_pairs([[" ".join(s), " ".join(t)] for s, t in PREFIXED])
+    pair = compile_model({(0, 1): program}, problem).only_pair()
+    for word in ["r a s a", "m ə n u l i s", "m a s a k", "m"]:
+        tokens = tuple(word.split())
+        assert pair.predict(tokens) == pair.interpret(tokens, {}) == run(program, tokens, {})
 
 
 def test_affixes_out_of_range_are_refused():

@@ -74,13 +74,19 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
     """`auto` written out: every variant tried is cross-validated (the folds read
     `cv_pairs`, default all rows, or the (train, test) `splits` given), the
     one-standard-error rule picks one, which learns from all rows; without folds every
-    variant learns from all rows and the shortest program wins."""
+    variant learns from all rows and the shortest program wins. The program chosen ends
+    with the prefix's elsewhere case where every target has a prefix no source has."""
     import math
     from dataclasses import replace
 
-    from fstsynth.synthesis.affixes import AFFIX_LENGTH
+    from fstsynth.dsl import Program
+    from fstsynth.synthesis.affixes import AFFIX_LENGTH, every_prefix, prefix_default_pass
     from fstsynth.synthesis.auto import AUTO_ORDER
     from fstsynth.synthesis.variant import forms_of_words, learn_variant
+
+    def with_default(program):
+        prefix = every_prefix(all_pairs) if forms_of_words(all_pairs) else ()
+        return Program((*program.passes, prefix_default_pass(prefix))) if prefix else program
 
     all_pairs, pairs = pairs, pairs if cv_pairs is None else cv_pairs
     k = min(options.folds, len(pairs))
@@ -90,7 +96,7 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
     if not splits:
         results = [learn_variant(all_pairs, features, replace(options, variant=v)) for v in AUTO_ORDER]
         rank = min(range(len(results)), key=lambda r: (results[r].program.rule_count, r))
-        return results[rank].program, AUTO_ORDER[rank], None
+        return with_default(results[rank].program), AUTO_ORDER[rank], None
     def cross_validate(opts):
         held, rules = 0, []
         for train, test in splits:
@@ -140,7 +146,7 @@ def _auto_by_full_runs(pairs, features, options, cv_pairs=None, splits=None):
     if affixed is not None and affixed[1][0] > others + math.sqrt(others * (tested - others) / tested):
         chosen, scores, rank = affixed[0], [affixed[1]], 0
     result = learn_variant(all_pairs, features, chosen)
-    return result.program, chosen.variant, scores[rank][0] / tested
+    return with_default(result.program), chosen.variant, scores[rank][0] / tested
 
 
 @pytest.mark.parametrize("order", [("token", "feature"), ("nofeature", "feature")])

@@ -2,6 +2,7 @@
 
 Public API:
     affix_pass(examples, longest), AFFIX_LENGTH, LONGEST_AFFIX
+    every_prefix(pairs), prefix_default_pass(prefix)
 
 The CoNLL-SIGMORPHON 2017 non-neural baseline inflects a word with the change of the
 longest word end seen in training (`r eː ɡ i s #` -> `r eː k s #` teaches `ɡ i s #` ->
@@ -190,6 +191,41 @@ def affix_pass(examples: Sequence[TaggedExample], longest: int = AFFIX_LENGTH) -
             here: tuple[Predicate, ...] = () if isinstance(tr, ReplaceBy) else (IsToken(key[slot], 0),)
             rules.append(Rule((*here, *tests, IsToken(BOUNDARY, sign * (-1 - slot))), tr))
     return Pass(tuple(rule for rules in reversed(rules_by_length) for rule in rules))
+
+
+def every_prefix(pairs: Sequence[tuple[Word, Word]]) -> Word:
+    """The tokens every target starts with and no source does (up to `LONGEST_AFFIX`
+    of them), or (): the prefix each form of the column pair has, whatever its stem
+    (Indonesian `m ə` of `m ə n u l i s`, `m ə ŋ ɡ a m b a r`, `m ə r a s a`)."""
+    if not pairs:
+        return ()
+    first = pairs[0][1]
+    length = 0
+    while length < min(len(first), LONGEST_AFFIX) and all(
+        len(tgt) > length and tgt[length] == first[length] for _, tgt in pairs
+    ):
+        length += 1
+    prefix = first[:length]
+    if not prefix or any(src[:length] == prefix for src, _ in pairs):
+        return ()
+    return prefix
+
+
+def prefix_default_pass(prefix: Word) -> Pass:
+    """A last pass writing `prefix` before a word the passes before it left without it:
+    the elsewhere case of the prefix. The start's rules write a prefix by the stem's
+    first token (Indonesian `m ə n` before `t`, `m ə ŋ` before `k`), each learned from
+    the words that start so; a word whose first token no training word starts with
+    (`m a s a k`, `r a s a`) got none of it. Every training form has `prefix`, so it is
+    what such a word gets (the baseline's most frequent affix, here the part all share);
+    a word that has it already is kept."""
+    starts = tuple(IsToken(tok, offset + 1) for offset, tok in enumerate(prefix))
+    return Pass(
+        (
+            Rule((IsToken(BOUNDARY, 0), *starts), Identity()),
+            Rule((IsToken(BOUNDARY, 0),), Insert(prefix)),
+        )
+    )
 
 
 def _size(outputs: _Outputs) -> int:

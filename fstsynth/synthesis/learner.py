@@ -14,7 +14,7 @@ import gc
 from fstsynth.features import without_derived
 from fstsynth.synthesis.auto import learn_auto
 from fstsynth.synthesis.options import AUTO, Deadline, Options
-from fstsynth.synthesis.variant import LearnResult, Pairs, configured, fit
+from fstsynth.synthesis.variant import LearnResult, Pairs, configured, fit, with_prefix_default
 from fstsynth.types import Features
 
 __all__ = ["LearnResult", "learn"]
@@ -61,7 +61,7 @@ def learn(
     if options.variant != AUTO:
         # Features derived from IPA are used only where cross-validation keeps them.
         opts, feats = configured(options, features, without_derived(features))
-        return fit(pairs, feats, opts, limit)
+        return with_prefix_default(fit(pairs, feats, opts, limit), pairs, feats, opts, limit)
     k = min(options.folds, len(pairs))
     if jobs > 1 and k >= 2:
         from concurrent.futures import ProcessPoolExecutor
@@ -69,5 +69,8 @@ def learn(
         # The workers are processes of their own: their collector can be off (see
         # `fstsynth.learning.collector_paused`); the caller's process keeps its own.
         with ProcessPoolExecutor(max_workers=jobs, initializer=gc.disable) as pool:
-            return learn_auto(pairs, features, options, k, pool, limit)
-    return learn_auto(pairs, features, options, k, None, limit)
+            result = learn_auto(pairs, features, options, k, pool, limit)
+    else:
+        result = learn_auto(pairs, features, options, k, None, limit)
+    # The prefix's elsewhere case goes last in the program chosen (`with_prefix_default`).
+    return with_prefix_default(result, pairs, features, options, limit)

@@ -54,6 +54,11 @@ class Options:
     # few sources (`alignment.shared_ending`), as an insertion at the word's end, not
     # split between the stem's last tokens.
     shared_suffix: bool = True
+    # For a word and another form of it, where every training target starts with a
+    # prefix no source starts with (`affixes.every_prefix`), a last pass writes it before
+    # a word the rule passes left without it (`affixes.prefix_default_pass`): a stem whose
+    # first token no training word starts with still gets the prefix.
+    prefix_default: bool = True
     # Predicates on tiers (`TierIs`: the nearest vowels left and right) as candidates.
     tiers: bool = True
     # Rules in features: the `feature` variant also tries transformations of features
