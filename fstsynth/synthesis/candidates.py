@@ -285,8 +285,9 @@ def _side(pred: Predicate) -> int:
 
 def _neighbours(examples: Sequence[TaggedExample]) -> dict[int, list[int]]:
     """Per side (-1, 1), the examples grouped by the token next to the position on that
-    side (the word edge a token too), as bitsets."""
-    by_side: dict[int, dict[Token | None, list[int]]] = {-1: {}, 1: {}}
+    side (the word edge a token too), and (side 0) by the token at the position, as
+    bitsets."""
+    by_side: dict[int, dict[Token | None, list[int]]] = {-1: {}, 0: {}, 1: {}}
     for k, ex in enumerate(examples):
         if ex.position != START:
             for side, groups in by_side.items():
@@ -303,7 +304,8 @@ class _Silence:
     silent: int
     tokens: int
     share: float
-    # Per side, per neighbouring token, (where silent, where silent or sounded).
+    # Per side, per neighbouring token, (where silent, where silent or sounded); side
+    # 0: per token deleted, every one (`each_token`).
     cells: dict[int, list[tuple[int, int]]]
 
     @classmethod
@@ -312,7 +314,10 @@ class _Silence:
         cells = {
             side: [(group & silent, group & tokens) for group in groups if group & silent]
             for side, groups in neighbours.items()
+            if side != 0
         }
+        # By the token deleted: every token, silent somewhere or not.
+        cells[0] = [(group & silent, group & tokens) for group in neighbours.get(0, []) if group & tokens]
         return cls(silent, tokens, share, cells)
 
     def within(self, narrowed: Callable[[list[int]], list[int]]) -> _Silence:
@@ -325,6 +330,20 @@ class _Silence:
             cells[side] = [(flat[k], flat[k + 1]) for k in range(0, len(flat), 2)]
         return _Silence(silent, tokens, self.share, cells)
 
+    def each_token(self, fires: int) -> bool:
+        """Is each token the deletion fires on at two positions or more (decided ones
+        too) silent at some of them? Conditions that license some tokens' silence say
+        nothing of a token they hold at only where it is sounded: "the token after a
+        final `r` goes", taken once the sounded ones are decided, learned from `e`,
+        `s`, `t` (French `autre`, `hors`, `fort`), dropped the sounded `a` of an
+        unseen `camera`, which no training word shows deleted there. One sounded
+        position is no evidence: a lone row of a small paradigm barred an affix's
+        deletion (Movima on the dev split)."""
+        for cell_silent, cell_tokens in self.cells[0]:
+            if (fires & cell_tokens).bit_count() >= 2 and not fires & cell_silent:
+                return False
+        return True
+
     def licensed(self, preds: tuple[Predicate, ...], fires: int) -> bool:
         """Does a deletion under `preds`, firing on `fires`, delete where something
         licenses a silent letter? Where its token is silent in at least `share` of the
@@ -335,6 +354,8 @@ class _Silence:
         other side. So it passes if, split by the token next to the position on that
         other side, its silent positions lie mostly (`share`) where that token makes it
         mostly silent."""
+        if not self.each_token(fires):
+            return False
         silent = (fires & self.silent).bit_count()
         if silent >= self.share * (fires & self.tokens).bit_count():
             return True
@@ -444,11 +465,13 @@ class _Pool:
             # A deletion testing a word edge removes an ending or a prefix, which a
             # paradigm's exceptions, taken before it, may well hold back (`to` of `to
             # bring` -> `bringen`, but `the` -> `das`): only those inside the word
-            # must say where the token is silent.
+            # must say where the token is silent; at an edge too, none may fire on a
+            # token it never sees silent (`each_token`).
             self.forms = {
                 key: form for key, form in self.forms.items()
-                if any(isinstance(p, IsToken) and p.token is BOUNDARY for p in form[2])
-                or silence.licensed(form[2], form[3])
+                if silence.licensed(form[2], form[3])
+                or (any(isinstance(p, IsToken) and p.token is BOUNDARY for p in form[2])
+                    and silence.each_token(form[3]))
             }
         # The printed forms' ends, by number of predicates.
         ends = [self.text + ")" * size for size in range(max((len(f[2]) for f in self.forms.values()), default=0) + 1)]
