@@ -161,8 +161,11 @@ class _Arcs:
     def fst(self, start: int, finals: Iterable[int], deadline: float | None) -> pynini.Fst:
         empty = np.zeros(0, dtype=np.int64)
         cols = [np.concatenate([p[k] for p in self.parts]) if self.parts else empty for k in range(4)]
+        src, ilabel, olabel, dst = cols
         check_deadline(deadline)
-        return fst_from_arcs(self.states, start, finals, *cols, check=lambda: check_deadline(deadline))
+        return fst_from_arcs(
+            self.states, start, finals, src, ilabel, olabel, dst, check=lambda: check_deadline(deadline)
+        )
 
 
 # ------------------------------------------------------------------ the stages of a pass
