@@ -174,8 +174,8 @@ def _global(
     are lingpy's alignment and the tie's other extreme (`_reversed_columns`), each also
     with `TIE_BREAK` times the share of `near` added to the plain substitutions; of
     those scoring the same as lingpy's without it, the one whose substitutions' summed
-    share is the highest (`pʰ:p`, not `l:p`, in `a pʰ ɨ l` -> `a p`), then whose
-    deleted tokens stand nearest the word's edges (an affix deleted is at an edge:
+    share is the highest (`pʰ:p`, not `l:p`, in `a pʰ ɨ l` -> `a p`), then that deletes
+    the most tokens in runs at the word's edges (`_deleted_at_edges`; an affix deleted is at an edge:
     `t͡ɕ ə t͡ɕ ɨ l` -> `t͡ɕ ə t` is t͡ɕ:t with `ɨ l` deleted, not `t͡ɕ ɨ` deleted and l:t),
     then lingpy's. Inserted tokens are left where lingpy puts them: put at the edge
     too, Indonesian's `m ə N-` prefix became `m ə` and a substitution of the stem's
@@ -199,13 +199,22 @@ def _global(
     def summed_share(cols: _Columns) -> float:
         return sum(shares.get((source[i], target[j]), 0.0) for i, j in cols if i is not None and j is not None)
 
-    def deletions_inside(cols: _Columns) -> int:
-        last = len(cols) - 1
-        return sum(min(k, last - k) for k, (_, j) in enumerate(cols) if j is None)
-
     tied = [c for c in candidates if abs(_score(source, target, c, scores) - best) < _ROUNDING]
     # `max` keeps the first of equals: lingpy's own alignment where nothing tells them apart.
-    return max(tied, key=lambda c: (round(summed_share(c), 9), -deletions_inside(c)))
+    return max(tied, key=lambda c: (round(summed_share(c), 9), _deleted_at_edges(c)))
+
+
+def _deleted_at_edges(columns: _Columns) -> int:
+    """How many source tokens the columns delete in a run that reaches the start or the
+    end of the word. Only there is a deletion an affix's: where in the word an inner
+    deletion stands says nothing: preferring the one nearer an edge aligned spelling by
+    the word's length (`p e r m e t t r e` -> `p ɛ ʀ m ɛ t ʀ` as t:ʀ with the `r`
+    deleted, not a `t` of `t t` deleted), and cost German and French spelling -> IPA
+    1-2 points of Exact (docs/learning.md)."""
+    kept = [j is not None for _, j in columns]
+    if not any(kept):
+        return len(columns)
+    return kept.index(True) + kept[::-1].index(True)
 
 
 def _reversed_columns(source: Word, target: Word, a: list[str], b: list[str], scorer: dict) -> _Columns:
