@@ -581,29 +581,3 @@ def test_written_by_lengthens_only_a_class_the_words_show_long():
     unseen = read_by_ipa(["p"], features)
     assert unseen is not None
     assert feature_inventory(WithUnseen(features, unseen)).resolve("p", (("ipa.long", True),)) is None
-
-
-# Oral and nasal vowels, oral and nasal consonants: French-like truncation.
-NASAL_FEATURES: dict[str, dict[str, bool]] = {
-    "a": {"vowel": True}, "ã": {"vowel": True, "nas": True},
-    "e": {"vowel": True, "front": True}, "ẽ": {"vowel": True, "front": True, "nas": True},
-    "o": {"vowel": True, "round": True}, "õ": {"vowel": True, "round": True, "nas": True},
-    "t": {"cor": True}, "d": {"cor": True, "voice": True}, "s": {"cor": True, "cont": True},
-    "n": {"cor": True, "voice": True, "nas": True}, "p": {"lab": True},
-}
-
-
-def test_an_assimilation_from_one_row_reaches_the_vowel_it_was_not_seen_on():
-    """The final consonant goes, and a vowel before a final `n` is nasal, shown by `t o
-    n` alone (no other `o`): "V -> [+nas] / _ n#" (an `Agree` in `nas` under the test
-    of the token it reads, which names only the value that spreads) costs less than
-    `ReplaceBy(o, õ)` two before the end, and reaches `e`."""
-    pairs = [(tuple(src.split()), tuple(tgt.split())) for src, tgt in (
-        ("p a t", "p a"), ("t e d", "t e"), ("s a s", "s a"), ("p e t", "p e"),
-        ("d a d", "d a"), ("t o n", "t õ"), ("s e p a d", "s e p a"), ("d ã t", "d ã"),
-    )]
-    result = learn(pairs, NASAL_FEATURES, Options(variant="feature", feature_rules=True))
-    assert result.train_correct == result.train_total
-    assert "Agree" in str(result.program)
-    assert predict(result.program, "p e n", NASAL_FEATURES) == "p ẽ"
-    assert predict(result.program, "d ẽ t", NASAL_FEATURES) == "d ẽ"

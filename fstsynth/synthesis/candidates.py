@@ -51,7 +51,6 @@ from fstsynth.synthesis.ranking import (
     constant_copy_cost,
     grows,
     predicate_cost,
-    read_by_agree,
     transformation_cost,
 )
 from fstsynth.types import Features, Token
@@ -258,15 +257,11 @@ class _Atoms:
             {p: _side(p) for p in usable},
         )
 
-    def true_at(
-        self, positives: Positives, edges: frozenset[int] = BOTH_EDGES, tr: Transformation | None = None
-    ) -> list[_Atom]:
+    def true_at(self, positives: Positives, edges: frozenset[int] = BOTH_EDGES) -> list[_Atom]:
         """The atoms true at some of `positives`, cheapest first. For a change under the
         edge prior, `edges` are the pass's affix edges: only tests of those anchor a rule
         (a test of the start edge reads offset 0 at the start position, or a negative
-        one), and where there is one, tests on its side cost `AFFIX_SIDE_DISCOUNT` less.
-        `tr`: the transformation searched (a test of what an `Agree` reads costs less:
-        `ranking.read_by_agree`)."""
+        one), and where there is one, tests on its side cost `AFFIX_SIDE_DISCOUNT` less."""
         local_bits = column_bits(self.index.table[positives.indices])
         (toward,) = edges if len(edges) == 1 else (None,)
         side = self.side
@@ -275,8 +270,6 @@ class _Atoms:
             if not local:
                 continue
             cost = self.cost[p] - (AFFIX_SIDE_DISCOUNT if side[p] == toward else 0.0)
-            if tr is not None:
-                cost -= read_by_agree(p, tr)
             boundary = self.boundary[p] and (END_EDGE if side[p] > 0 else START_EDGE) in edges
             anchor = boundary and p.offset != 0  # type: ignore[union-attr]
             atoms.append(_Atom(p, self.index.bits[p], cost, boundary, anchor, self.opened[p], local))
@@ -736,7 +729,7 @@ def candidates(
         # The search tests "true on some positive example" on bitsets over the positive
         # examples only: far shorter than the example list.
         anchoring = edges if prior and not pool.grows else BOTH_EDGES  # insertions: either edge
-        _search(pool, atoms.true_at(pool.positives, anchoring, tr), options, deadline)
+        _search(pool, atoms.true_at(pool.positives, anchoring), options, deadline)
         # Kept as made, so that only one pool's forms (each with its bitset over every
         # example) are held at a time.
         kept.extend(pool.kept())

@@ -2,7 +2,7 @@
 
 Public API:
     predicate_cost(pred, variant), transformation_cost(tr), rule_cost(rule, variant)
-    constant_copy_cost(tr, token, variant), grows(tr), anchored(rule), read_by_agree(pred, tr)
+    constant_copy_cost(tr, token, variant), grows(tr), anchored(rule)
     TIER_COST, TIERS, TIER_INDICES, INCLUSIVE_TIER_INDICES, UNANCHORED_INSERT_COST,
     UNANCHORED_CHANGE_COST, AFFIX_SIDE_DISCOUNT
 
@@ -138,23 +138,9 @@ def grows(tr: Transformation) -> bool:
     )
 
 
-def read_by_agree(pred: Predicate, tr: Transformation) -> float:
-    """What a test of `pred` costs less under `tr`: where `tr` is an `Agree` and `pred`
-    tests one of its features at the very token it reads, the Agree names that feature
-    and that position already (its cost counts the reach), and the test adds only the
-    value that spreads: "V -> [+nasal] / _ [+nasal]" is one context, not two. The
-    position's part of the test's cost (`1.0 + 0.5 * |offset|`) is taken off."""
-    if not isinstance(tr, Agree) or tr.tier is not None:
-        return 0.0
-    inner = pred.predicate if isinstance(pred, Not) else pred
-    if isinstance(inner, Is) and inner.offset == tr.offset and inner.feature in tr.features:
-        return 1.0 + 0.5 * abs(inner.offset)
-    return 0.0
-
-
 def rule_cost(rule: Rule, variant: str) -> float:
     cost = transformation_cost(rule.transformation) + sum(
-        predicate_cost(p, variant) - read_by_agree(p, rule.transformation) for p in rule.predicates
+        predicate_cost(p, variant) for p in rule.predicates
     )
     if grows(rule.transformation) and not anchored(rule):
         cost += UNANCHORED_INSERT_COST
