@@ -249,21 +249,6 @@ def test_english_past_reads_final_sounds_by_their_features():
     assert predict(result.program, "p l æ n t", features) == "p l æ n t ɪ d"
 
 
-def test_a_feature_rule_changes_only_the_class_it_changed_in_training():
-    """German diminutive umlaut (`data/textbook`): every token the fronting changes in
-    training is a vowel, and on every consonant it is a no-op there (none is [+back]
-    before a consonant); it must not front a velar before `l` (`ɡ` -> `ɟ`, `k` -> `c`)."""
-    from fstsynth.problem import load_problem
-
-    table = load_problem(DATA / "textbook" / "solutions" / "german-diminutive-umlaut.json")
-    rows = [[" ".join(source), " ".join(target)] for source, target, *_ in table.cells if "ɡ" not in source]
-    model = api.Model.of(learn_model(read_pairs(rows), Options(variant="feature"), jobs=LEARN_JOBS))
-    assert model.apply_many([("ɡ", "l", "aː", "s"), ("k", "l", "oː", "s")]) == [
-        ("ɡ", "l", "ɛː", "s", "ç", "ə", "n"),
-        ("k", "l", "øː", "s", "ç", "ə", "n"),
-    ]
-
-
 @pytest.mark.parametrize("variant", ["feature", "auto"])
 def test_turkish_plural_follows_the_last_vowel(variant):
     pairs = data_pairs("turkish-plural.tsv")

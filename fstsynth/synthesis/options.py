@@ -66,12 +66,6 @@ class Options:
     # the training rows never showed, and every variant tries inclusive tier tests
     # ("the word's last vowel"); passes drop rules the others do as well without.
     feature_rules: bool = True
-    # A `SetFeatures` or `Agree` rule that tests no class of the token it changes is
-    # restricted to the class (vowel or consonant) of the tokens it changes in training,
-    # where the training output stays the same (`variant.with_focus_classes`): the rule's
-    # focus, which the search does not pay for, so that an unseen token of the other
-    # class is not changed.
-    focus_classes: bool = True
     # Atoms may test features derived from IPA (`fstsynth.features`). With feature rules
     # the feature variant learns over every feature (its `SetFeatures` and `Agree` map
     # tokens into the inventory the model applies with) but tests derived ones only in

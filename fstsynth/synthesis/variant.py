@@ -7,8 +7,6 @@ Public API:
     with_prefix_default(result, pairs, features, options, deadline): the prefix's
         elsewhere case last (`affixes.prefix_default_pass`)
     configured(options, every, underived): a configuration's options and features
-    with_focus_classes(pass_, words, features, deadline): a pass's feature rules
-        restricted to the class of the tokens they change
 
 Align every pair into token-level examples, start with a context-free first pass where
 one applies (`first_passes`) and the whole-affix pass where asked (`affixes`), then
@@ -26,7 +24,7 @@ from typing import Sequence, Sized
 from fstsynth.alignment import examples_from_alignment, learn_leads, shared_beginning, shared_ending
 from fstsynth.alignment_affinity import learn_affinity
 from fstsynth.chunks import chunk_alignments
-from fstsynth.dsl import Agree, Is, IsToken, Pass, Program, Rule, SetFeatures, TaggedToken
+from fstsynth.dsl import Pass, Program, TaggedToken
 from fstsynth.interpreter import run_pass_many
 from fstsynth.progress import report
 from fstsynth.synthesis.affixes import affix_pass, every_prefix, prefix_default_pass
@@ -182,47 +180,6 @@ def _run_pass(
     return out
 
 
-#: The classes a feature rule's changed token is tested for (`features.with_vowel_classes`
-#: gives every token one).
-FOCUS_CLASSES = ("vowel", "cons")
-
-
-def with_focus_classes(
-    pass_: Pass, words: list[list[TaggedToken]], features: Features, deadline: Deadline
-) -> Pass:
-    """`pass_` with each `SetFeatures` or `Agree` rule that does not test the token it
-    changes restricted to the class (vowel or consonant) of the tokens it changes in
-    `words`, where the pass's output on `words` stays the same.
-
-    A phonologist's rule names its focus: "a vowel is fronted before -chen", not "any
-    segment". The candidate search pays for no test the training rows do not need: on
-    them the rule is a no-op on every token of the other class (a consonant already
-    [-back]), so the cheapest form tests only the context, and an unseen `ɡ` before `l`
-    is fronted to `ɟ` (German diminutive umlaut, cross-validated). The class added is
-    the one under which the rule still makes every change it made."""
-    if not any(isinstance(r.transformation, (SetFeatures, Agree)) for r in pass_.rules):
-        return pass_
-    rules = list(pass_.rules)
-
-    def tokens(out: list[list[TaggedToken]]) -> list[Word]:
-        # The tokens, not their tags: a no-op application tags a token as made by the
-        # rule; the next pass learns from the tags of the pass as tightened.
-        return [tuple(tok for tok, _ in word) for word in out]
-
-    before = tokens(_run_pass(pass_, words, features, deadline))
-    for k, rule in enumerate(rules):
-        if not isinstance(rule.transformation, (SetFeatures, Agree)):
-            continue
-        if any(isinstance(p, (Is, IsToken)) and p.offset == 0 for p in rule.predicates):
-            continue  # its focus is tested already
-        for name in FOCUS_CLASSES:
-            tried = [*rules[:k], Rule((Is(name, 0), *rule.predicates), rule.transformation), *rules[k + 1 :]]
-            if tokens(_run_pass(Pass(tuple(tried)), words, features, deadline)) == before:
-                rules = tried
-                break
-    return Pass(tuple(rules))
-
-
 #: "aligning" is reported every this many words at least (and every 1% of them).
 _ALIGN_REPORT = 200
 
@@ -328,8 +285,6 @@ def learn_variant(
         seconds["synthesis"] += time.perf_counter() - started
         if not pass_.rules:
             break
-        if options.focus_classes:
-            pass_ = with_focus_classes(pass_, current, features, deadline)
         new = _run_pass(pass_, current, features, deadline)
         new_score = n_correct(new)
         if new_score <= score and passes:
