@@ -31,7 +31,7 @@ from fstsynth.problem import load_features, read_pairs, with_features
 from fstsynth.tables import UNK
 from fstsynth.interpreter import START, apply_transformation, eval_predicate, run, run_many
 from fstsynth.synthesis import Deadline, LearnResult, Options, learn, tagged_examples
-from fstsynth.synthesis.feature_changes import feature_evidence, feature_transformations
+from fstsynth.synthesis.feature_changes import feature_transformations
 from fstsynth.synthesis.learner import configured
 
 # A small obstruent/vowel inventory: every token has its own bundle, except that
@@ -277,43 +277,6 @@ def test_a_change_of_features_is_one_candidate_for_every_token_pair():
     assert {k for k in need if right >> k & 1} == set(need)
     # It does not apply to the vowels.
     assert not any(applies >> k & 1 for k, ex in enumerate(examples) if ex.token_at(0) == "a")
-
-
-
-def test_a_member_kept_for_want_of_an_output_token_is_evidence_against_the_class():
-    # [-voice] of a vowel names no token (no voiceless vowel): the vowels stay, and
-    # count where the change makes no token and the token stays; where it applies is
-    # as before.
-    pairs = [(tuple(w), tuple(w[:-1]) + (d,)) for w, d in (("ab", "p"), ("ag", "k"), ("ad", "t"))]
-    examples = [ex for source, target in pairs for ex in tagged_examples(tagged(*source), target, FEATURES, "global")]
-    need = [k for k, ex in enumerate(examples) if ex.output != ex.identity_output]
-    devoice = SetFeatures.of({"voice": False})
-    right, applies, kept = feature_evidence(examples, need, FEATURES, 2, ("vowel",), Deadline())[devoice]
-    vowels = {k for k, ex in enumerate(examples) if ex.position != START and ex.token_at(0) == "a"}
-    assert {k for k in range(len(examples)) if kept >> k & 1} == vowels
-    assert not kept & applies
-    assert feature_transformations(examples, need, FEATURES, 2, ("vowel",), Deadline())[devoice] == (right, applies)
-
-
-def test_a_class_is_not_widened_by_members_the_change_cannot_write():
-    """p t k -> b d g while s stays: s stays only because no z exists, which a
-    phonologist reads as against `[-voice]`, not as neutral; `[-voice]` would then
-    voice an f no word shows (Welsh soft mutation: `f` -> `v`)."""
-    features = {
-        **FEATURES,
-        "f": {"lab": True, "cont": True},
-        "v": {"lab": True, "cont": True, "voice": True},
-        "s": {"cor": True, "cont": True},
-    }
-    voiced = {"p": "b", "t": "d", "k": "g"}
-    words = ["p a", "t a", "k a", "a p a", "a t e", "e k a", "p e t a", "k a t e", "s a", "a s a", "e s e",
-             "s a k a", "m a p e", "n a", "a v a"]
-    pairs = [(tuple(w.split()), tuple(voiced.get(t, t) for t in w.split())) for w in words]
-    assert not any("f" in source for source, _ in pairs)
-    result = learn(pairs, features, Options(variant="feature", feature_rules=True))
-    assert result.train_correct == result.train_total
-    assert predict(result.program, "p a f a", features) == "b a f a"
-    assert predict(result.program, "f e", features) == "f e"
 
 
 # ------------------------------------------------------------------ the whole inventory

@@ -41,7 +41,7 @@ from fstsynth.interpreter import START
 from fstsynth.synthesis.atoms import AtomIndex, atom_index
 from fstsynth.synthesis.bitsets import LongSet, bit_indices, bits, column_bits, narrowed
 from fstsynth.synthesis.examples import TaggedExample, consistent_transformations
-from fstsynth.synthesis.feature_changes import feature_evidence
+from fstsynth.synthesis.feature_changes import feature_transformations
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
 from fstsynth.synthesis.ranking import (
     AFFIX_SIDE_DISCOUNT,
@@ -225,18 +225,10 @@ def _transformations(
         applies_at[tr] = applies
     if options.feature_rules and options.variant == "feature":
         tiers = TIERS if options.tiers else ()
-        changes = feature_evidence(examples, need_idx, features, window, tiers, deadline)
-        for tr, (correct, applies, kept) in changes.items():
+        changes = feature_transformations(examples, need_idx, features, window, tiers, deadline)
+        for tr, (correct, applies) in changes.items():
             right[tr] = correct
-            # A member of the class kept only for want of an output token counts against
-            # the class: judged as if the rule fired there and was wrong (a rule is then
-            # taken only once those examples are decided by rules before it, where it
-            # indeed does not fire). Only where the atoms test every feature (the
-            # derived ones too), so that the search can narrow the class to leave that
-            # member out: where they test only the given ones, the inventory is the
-            # only class limit the rule can have (final devoicing, learned from IPA
-            # with no `[-son]` to test, then became token pairs, and missed `ʒ`).
-            applies_at[tr] = applies | kept if options.derived_tests else applies
+            applies_at[tr] = applies
         order = sorted(right, key=str)
     return _Transformations(order, right, applies_at, bits(need_idx))
 

@@ -4,8 +4,6 @@ example, with where each is right and where it applies.
 Public API:
     feature_transformations(examples, need, features, window, tiers, deadline)
         -> dict[Transformation, tuple[int, int]]   (right, applies: bitsets over examples)
-    feature_evidence(examples, need, features, window, tiers, deadline)
-        -> dict[Transformation, tuple[int, int, int]]   (right, applies, kept for want of output)
     written_change(known, x, y), changes_after_suffix(examples, features)
 
 A change x -> y of one token by another, both in the inventory (`features.Inventory`),
@@ -16,15 +14,6 @@ token at an offset, or the nearest tier token either side, has the new values of
 feature changed, the change is also `Agree` with it; per place agreed with, also in the
 union of the features changed there (n -> m before b and n -> ŋ before k: both
 `Agree([cor, dors, lab], 1)`).
-
-Where a transformation makes no token (no inventory token has the resulting bundle) the
-rule does not fire; but where the example's token stays, that token is a member of the
-class the change leaves alone, which a phonologist reads as evidence against the class,
-not as neutral (`feature_evidence`'s third set; the candidate search counts those
-examples as ones the rule gets wrong, where its atoms test the derived features too).
-Welsh `[-voice] -> [+voice]` at the word start: `s` stays only because no `z` exists,
-and the class `[-voice]` then also took `f` (-> `v`) in a fold with no `f` at a word
-start.
 
 Where each is right is computed per group of examples with the same token (and the
 same token agreed with), not per example: a pass has many examples and few such
@@ -123,20 +112,6 @@ def feature_transformations(
 ) -> dict[Transformation, tuple[int, int]]:
     """The feature transformations right at some example of `need` (indices of examples
     that need a change), each with (where it is right, where it applies)."""
-    found = feature_evidence(examples, need, features, window, tiers, deadline)
-    return {tr: (right, applies) for tr, (right, applies, _) in found.items()}
-
-
-def feature_evidence(
-    examples: Sequence[TaggedExample],
-    need: Sequence[int],
-    features: Features,
-    window: int,
-    tiers: Sequence[str],
-    deadline: Deadline,
-) -> dict[Transformation, tuple[int, int, int]]:
-    """`feature_transformations`, each also with where it makes no token and the token
-    stays (evidence against its class: see the module doc)."""
     known = inventory(features)
     if not known.names:
         return {}
@@ -178,11 +153,11 @@ def _where(
     features: Features,
     groups: dict[_Source | None, list[list[int]]],
     deadline: Deadline,
-) -> tuple[int, int, int]:
-    """(where `tr` is right, where it applies, where it makes no token and the token
-    stays) over `examples`, computed once per group of examples with the same token and
-    the same token read. `groups`: per place read (None: none), those groups, made as
-    needed (shared by the transformations of a pass)."""
+) -> tuple[int, int]:
+    """(where `tr` is right, where it applies) over `examples`, computed once per group
+    of examples with the same token and the same token read. `groups`: per place read
+    (None: none), those groups, made as needed (shared by the transformations of a
+    pass)."""
     source: _Source | None = None
     if isinstance(tr, Agree):
         source = tr.offset if tr.tier is None else (tr.tier, tr.offset)
@@ -196,13 +171,11 @@ def _where(
         groups[source] = list(by_key.values())
     right: list[int] = []
     applies: list[int] = []
-    kept: list[int] = []
     for members in groups[source]:
         ex = examples[members[0]]
         made = apply_transformation(tr, ex.word, ex.position, features)
         if made is None:
-            kept.extend(k for k in members if examples[k].output == examples[k].identity_output)
             continue
         applies.extend(members)
         right.extend(k for k in members if examples[k].output == made)
-    return bits(right), bits(applies), bits(kept)
+    return bits(right), bits(applies)
