@@ -114,21 +114,11 @@ def base_letters(token: Token) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", token) if not unicodedata.combining(c))
 
 
-def _encode(
-    source: Word,
-    target: Word,
-    vowels: frozenset[Token],
-    affinity: _FrozenAffinity = (),
-    near: _FrozenAffinity = (),
-):
-    """lingpy reads "-" as a gap: hand it safe stand-ins for the tokens. `near`
-    (`_nearness`) adds `TIE_BREAK` times each pair's share to the plain substitutions."""
+def _encode(source: Word, target: Word, scores: Mapping[tuple[Token, Token], float]):
+    """lingpy reads "-" as a gap: hand it safe stand-ins for the tokens, and `scores`
+    (`token_scorer`'s) keyed by them."""
     vocab = sorted(set(source) | set(target))
     code = {tok: f"t{k}" for k, tok in enumerate(vocab)}
-    scores = token_scorer(source, target, vowels, affinity)
-    for x, y, share in near:
-        if scores.get((x, y)) == SAME_CLASS:
-            scores[(x, y)] += TIE_BREAK * share
     a = [code[t] for t in source]
     b = [code[t] for t in target]
     return a, b, {(code[x], code[y]): v for (x, y), v in scores.items()}
@@ -184,13 +174,14 @@ def _global(
     alignment, moved the ties it could not tell apart too: Finnish on the Olympiad dev
     split fell from 7 to 4 of 11 queries, its features (vowel, consonant) making every
     share 1 (docs/learning.md)."""
-    a, b, scorer = _encode(source, target, vowels, affinity)
-    columns = _nw_columns(source, target, a, b, scorer)
     scores = token_scorer(source, target, vowels, affinity)
+    a, b, scorer = _encode(source, target, scores)
+    columns = _nw_columns(source, target, a, b, scorer)
     shares = {(x, y): share for x, y, share in near if scores.get((x, y)) == SAME_CLASS}
     candidates = [columns, _reversed_columns(source, target, a, b, scorer)]
     if len(set(shares.values())) >= 2:
-        nearer = _encode(source, target, vowels, affinity, near)
+        # `TIE_BREAK` times the share added to the plain substitutions.
+        nearer = _encode(source, target, {**scores, **{k: scores[k] + TIE_BREAK * v for k, v in shares.items()}})
         candidates += [_nw_columns(source, target, *nearer), _reversed_columns(source, target, *nearer)]
     if all(c == columns for c in candidates):
         return columns
@@ -599,7 +590,7 @@ def _local(
 ):
     """Smith-Waterman for the best-matching core, then global alignment of the flanks
     (ties among those broken by `near`, as `_global` does)."""
-    a, b, scorer = _encode(source, target, vowels, affinity)
+    a, b, scorer = _encode(source, target, token_scorer(source, target, vowels, affinity))
     (pre_a, core_a, post_a), (pre_b, core_b, post_b), _ = sw_align(a, b, scorer=scorer)
     columns: list[tuple[int | None, int | None]] = []
     offset_a = offset_b = 0
