@@ -25,6 +25,7 @@ from fstsynth.features import without_derived
 from fstsynth.interpreter import run_many
 from fstsynth.progress import report
 from fstsynth.synthesis.affixes import LONGEST_AFFIX
+from fstsynth.synthesis.allomorphs import suffix_allomorphs
 from fstsynth.synthesis.first_passes import has_plain_letters
 from fstsynth.synthesis.options import Deadline, Options
 from fstsynth.synthesis.variant import (
@@ -201,6 +202,20 @@ def learn_auto(
         for rank in within:
             chunked = replace(trials.options[rank], chunks="on")
             chunk_tries.append(trials.try_also(chunked, trials.features[rank], chunked.variant + " + chunk alignment"))
+    if more_to_gain() and not options.allomorphs and forms_of_words(pairs) and suffix_allomorphs(pairs, derived):
+        # One allomorph of the suffix inserted first (`allomorphs.allomorph_pass`), with
+        # the best word-by-word configuration of the feature variant: the passes after
+        # it change the inserted tokens, and only feature rules (`Agree`, `SetFeatures`)
+        # reach a stem ending no training row shows.
+        by_feature = [
+            rank
+            for rank, opts in enumerate(trials.options)
+            if opts.variant == "feature" and rank != affix_try and rank not in chunk_tries
+        ]
+        if by_feature:
+            base = max(by_feature, key=lambda rank: (trials.held[rank], -rank))
+            factored = replace(trials.options[base], allomorphs=True)
+            trials.try_also(factored, trials.features[base], factored.variant + " + allomorphs")
     # Without cross-validation every variant is learned from all rows and the shortest
     # program wins.
     tied = [_chosen(trials, tested, affix_try, chunk_tries)] if k >= 2 else list(range(len(trials.options)))
@@ -276,9 +291,9 @@ def _chosen(trials: _Trials, tested: int, affix_try: int | None, chunk_tries: li
             chosen = affix_try
     for rank, opts in enumerate(trials.options):
         log.debug(
-            "auto: %s (conjuncts %d, plain letters %s, affixes %d, chunks %s): %d of %d held-out rows, "
+            "auto: %s (conjuncts %d, plain letters %s, affixes %d, allomorphs %s, chunks %s): %d of %d held-out rows, "
             "%d rules %s%s, rows right %s",
-            opts.variant, opts.max_conjuncts, opts.plain_letters, opts.affixes, opts.chunks,
+            opts.variant, opts.max_conjuncts, opts.plain_letters, opts.affixes, opts.allomorphs, opts.chunks,
             held[rank], tested, sum(rules[rank]), rules[rank], " (chosen)" if rank == chosen else "",
             "".join("+" if hit else "." for hit in trials.hits[rank]),
         )

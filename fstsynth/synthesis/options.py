@@ -50,6 +50,11 @@ class Options:
     # `affixes.LONGEST_AFFIX`, the ends as deep as the changes need) by cross-validation,
     # for a word and another form of it.
     affixes: int = 0
+    # Start with a pass inserting one allomorph of the suffix where the suffixes the
+    # targets add are allomorphs of one shape (`allomorphs.allomorph_pass`): the passes
+    # after it learn the changes (voicing, harmony) of the inserted tokens. `auto` tries
+    # it by cross-validation where the suffixes are so.
+    allomorphs: bool = False
     # Align the suffix that most targets of a word -> form column pair end with, and
     # few sources (`alignment.shared_ending`), as an insertion at the word's end, not
     # split between the stem's last tokens.

@@ -27,6 +27,7 @@ from fstsynth.chunks import chunk_alignments
 from fstsynth.dsl import Pass, Program, TaggedToken
 from fstsynth.interpreter import run_pass_many
 from fstsynth.progress import report
+from fstsynth.synthesis.allomorphs import allomorph_pass, suffix_allomorphs
 from fstsynth.synthesis.affixes import affix_pass, every_prefix, prefix_default_pass
 from fstsynth.synthesis.candidates import affix_edges
 from fstsynth.synthesis.examples import TaggedExample, tagged_examples
@@ -267,6 +268,14 @@ def learn_variant(
             ready = None
             passes.append(affix)
             current = _run_pass(affix, current, features, deadline)
+            score = n_correct(current)
+    if options.allomorphs and forms:
+        allomorphs = suffix_allomorphs(pairs, features)
+        if allomorphs:
+            ready = None
+            inserted = allomorph_pass(allomorphs)
+            passes.append(inserted)
+            current = _run_pass(inserted, current, features, deadline)
             score = n_correct(current)
     # The edge prior is for a word and another form of it, not for a transcription.
     pass_options = replace(options, edge_prior=options.edge_prior and forms)

@@ -1,0 +1,64 @@
+"""One suffix, several surface forms: insert one of them, let feature rules make the rest.
+
+Public API:
+    suffix_allomorphs(pairs, features), allomorph_pass(allomorphs)
+
+Where most forms of a column pair are their word plus a suffix, and the suffixes are
+allomorphs of one shape (Turkish past `-dɯ -di -du -dy -tɯ -ti -tu -ty`: as long as one
+another, a vowel where the others have a vowel, a consonant where they have a
+consonant), a phonologist inserts one suffix and lets feature rules make the others
+(voicing agreement with the stem's last segment, harmony with its last vowel). Learned
+token by token, each allomorph is an insertion with contexts of its own (`∅ -> t ɯ / k
+_ #`, `/ p _ #`), and a stem ending in a segment no training row shows takes none or
+the wrong one. `allomorph_pass` is a first pass inserting the most frequent allomorph
+at every word's end; the passes after it see the inserted tokens (tagged with that
+`Insert`) and learn what changes them, in features where the variant has them. It uses
+the DSL's `Insert` only, so every backend runs it; `auto` cross-validates it as one more
+configuration (`Options.allomorphs`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Sequence
+
+from fstsynth.dsl import BOUNDARY, Insert, IsToken, Pass, Rule
+from fstsynth.features import is_vowel
+from fstsynth.types import Features, Word
+
+#: At least this share of the rows must be their word plus a suffix of the allomorphs'
+#: length: the suffix is the column pair's affix, not the change of a few words.
+SUFFIXED_SHARE = 0.75
+
+
+def suffix_allomorphs(pairs: Sequence[tuple[Word, Word]], features: Features) -> Counter[Word]:
+    """The suffixes the targets add to their whole source word, with counts, where they
+    are allomorphs of one shape (see the module doc): two or more distinct ones, all of
+    one length, together at least `SUFFIXED_SHARE` of the rows, with a vowel at each
+    slot where any has one and a consonant where any has one; else empty."""
+    suffixes: Counter[Word] = Counter()
+    for src, tgt in pairs:
+        if len(tgt) > len(src) and tgt[: len(src)] == src:
+            suffixes[tgt[len(src) :]] += 1
+    if not suffixes:
+        return Counter()
+    lengths: Counter[int] = Counter()
+    for suffix, count in suffixes.items():
+        lengths[len(suffix)] += count
+    length, covered = max(lengths.items(), key=lambda kv: (kv[1], -kv[0]))
+    if covered < SUFFIXED_SHARE * len(pairs):
+        return Counter()
+    same = Counter({suffix: count for suffix, count in suffixes.items() if len(suffix) == length})
+    if len(same) < 2:
+        return Counter()
+    for slot in range(length):
+        if len({is_vowel(suffix[slot], features) for suffix in same}) > 1:
+            return Counter()
+    return same
+
+
+def allomorph_pass(allomorphs: Counter[Word]) -> Pass:
+    """A first pass inserting the most frequent of `allomorphs` (ties: the first
+    printed) after every word's last token."""
+    representative = min(allomorphs.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    return Pass((Rule((IsToken(BOUNDARY, 1),), Insert(representative)),))
