@@ -39,6 +39,9 @@ def test_suffixes_of_other_shapes_are_no_allomorphs():
     assert not suffix_allomorphs(pairs_of([("k a l", "k a l d a"), ("m i r", "m i r a d")]), {})
     # One suffix only: nothing to factor.
     assert not suffix_allomorphs(pairs_of([("k a l", "k a l d a"), ("m i r", "m i r d a")]), {})
+    # A suffix of another length (an epenthesis no feature rule makes) beside them.
+    rows = [("k a l", "k a l d a"), ("m i r", "m i r d e"), ("s o p", "s o p t a"), ("t e k", "t e k i t e")]
+    assert not suffix_allomorphs(pairs_of(rows), {})
     # Most rows add no suffix.
     rows = [("k a l", "k a l d a"), ("m i r", "m i r d e"), ("s o p", "s o b"), ("t e k", "t e g")]
     assert not suffix_allomorphs(pairs_of(rows), {})

@@ -26,31 +26,29 @@ from fstsynth.dsl import BOUNDARY, Insert, IsToken, Pass, Rule
 from fstsynth.features import is_vowel
 from fstsynth.types import Features, Word
 
-#: At least this share of the rows must be their word plus a suffix of the allomorphs'
-#: length: the suffix is the column pair's affix, not the change of a few words.
+#: At least this share of the rows must be their word plus one of the allomorphs: the
+#: suffix is the column pair's affix, not the change of a few words.
 SUFFIXED_SHARE = 0.75
 
 
 def suffix_allomorphs(pairs: Sequence[tuple[Word, Word]], features: Features) -> Counter[Word]:
     """The suffixes the targets add to their whole source word, with counts, where they
-    are allomorphs of one shape (see the module doc): two or more distinct ones, all of
-    one length, together at least `SUFFIXED_SHARE` of the rows, with a vowel at each
-    slot where any has one and a consonant where any has one; else empty."""
-    suffixes: Counter[Word] = Counter()
+    are allomorphs of one shape (see the module doc): two or more distinct ones, every
+    suffix a target adds of one length, on at least `SUFFIXED_SHARE` of the rows, with
+    a vowel at each slot where any has one and a consonant where any has one; else
+    empty."""
+    same: Counter[Word] = Counter()
     for src, tgt in pairs:
         if len(tgt) > len(src) and tgt[: len(src)] == src:
-            suffixes[tgt[len(src) :]] += 1
-    if not suffixes:
+            same[tgt[len(src) :]] += 1
+    # Every suffix of one length: one of another length (English -ɪz beside -s, -z) is
+    # an insertion no feature rule makes, and the passes after the first, which see the
+    # stem's last token no longer at the word's end, anchored its rules to no edge
+    # (English plural, one fold: `d͡ʒ ʌ d͡ʒ` -> `d͡ʒ ɪ ʌ d͡ʒ ɪ z`).
+    lengths = {len(suffix) for suffix in same}
+    if len(same) < 2 or len(lengths) > 1 or same.total() < SUFFIXED_SHARE * len(pairs):
         return Counter()
-    lengths: Counter[int] = Counter()
-    for suffix, count in suffixes.items():
-        lengths[len(suffix)] += count
-    length, covered = max(lengths.items(), key=lambda kv: (kv[1], -kv[0]))
-    if covered < SUFFIXED_SHARE * len(pairs):
-        return Counter()
-    same = Counter({suffix: count for suffix, count in suffixes.items() if len(suffix) == length})
-    if len(same) < 2:
-        return Counter()
+    length = lengths.pop()
     for slot in range(length):
         if len({is_vowel(suffix[slot], features) for suffix in same}) > 1:
             return Counter()
