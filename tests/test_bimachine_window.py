@@ -98,7 +98,7 @@ def _window_automaton(side: Side, cells: Cells, classes: list[int], rules: int):
             break
         count = len(first)
     reps = [block.tolist().index(b) for b in range(count)]
-    steps = _compact(block[table[reps]], class_sig)
+    steps = _compact(block[table[reps]], np.arange(count), class_sig)
     copies = np.array([copied[s] for s in reps], dtype=np.int32).reshape(count, len(copy_at))
     return steps, int(block[0]), [masks[s] for s in reps], copies
 
