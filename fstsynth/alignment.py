@@ -463,18 +463,13 @@ def _vowel_of_vowel(
     `r ʉ u`: ú is written as two vowels, not r as `r ʉ`; English `i` -> German `e i`).
     Not where the consonant is followed by that vowel in other words too (an inherent
     vowel), nor after a consonant that is rewritten (the caller checks): there the
-    vowel is likelier a mark of that change (`c a` -> `ć i a`, a palatal `ć i`), nor
-    where `vowel` is written as itself: that is a vowel inserted before a vowel that
-    stays (Swahili `s o m a` -> `s o m e a`), and given to it, it read as a changed to e
-    and a copied, learned per consonant before it (swahili-applicative-harmony held-out
-    3/8 -> 5/8, cv 22/34 -> 31/34)."""
+    vowel is likelier a mark of that change (`c a` -> `ć i a`, a palatal `ć i`)."""
     return (
         last is not None
         and last not in vowels
         and inserted in vowels
         and vowel in vowels
         and written in vowels
-        and written != vowel
         and leads.follows.get((last, inserted), 0) <= 1
     )
 
