@@ -235,6 +235,15 @@ def learn_variant(
         return changes_after_suffix(examples, features) if forms else examples
 
     ready: list[TaggedExample] | None = None  # examples of `current`, when already made
+    def take_first_pass(pass_: Pass) -> None:
+        """A pass made before the learned ones (a map, the affixes, an allomorph): the
+        words it rewrites are the next pass's input, to be aligned afresh."""
+        nonlocal current, score, ready
+        ready = None
+        passes.append(pass_)
+        current = _run_pass(pass_, current, features, deadline)
+        score = n_correct(current)
+
     transcription = options.token_map and not one_to_one and is_transcription(pairs)
     forms = not transcription and not one_to_one
     ending = shared_ending(pairs) if options.shared_suffix and forms else ()
@@ -245,16 +254,13 @@ def learn_variant(
         map_pass = token_map_pass(ready) if transcription else plain_letter_pass(ready, tgt_vocab)
         seconds["alignment"] += time.perf_counter() - started
         if map_pass.rules:
-            ready = None
-            passes.append(map_pass)
-            current = _run_pass(map_pass, current, features, deadline)
+            take_first_pass(map_pass)
             if not transcription:
                 # The accents are forgotten: the next pass learns from the plain words
                 # as a first pass would, with no `TransformationApplied` on this map
                 # (which, found in 10,000 words, made a transducer too large to
                 # build).
                 current = [[(tok, None) for tok, _ in word] for word in current]
-            score = n_correct(current)
     # The edges where the column pair's affixes are, from its first examples: a later
     # pass has the stem's changes left (`candidates.affix_edges`).
     edges: frozenset[int] | None = None
@@ -265,18 +271,11 @@ def learn_variant(
         affix = affix_pass(examples, options.affixes)
         seconds["alignment"] += time.perf_counter() - started
         if affix.rules:
-            ready = None
-            passes.append(affix)
-            current = _run_pass(affix, current, features, deadline)
-            score = n_correct(current)
+            take_first_pass(affix)
     if options.allomorphs and forms:
         allomorphs = suffix_allomorphs(pairs, features)
         if allomorphs:
-            ready = None
-            inserted = allomorph_pass(allomorphs)
-            passes.append(inserted)
-            current = _run_pass(inserted, current, features, deadline)
-            score = n_correct(current)
+            take_first_pass(allomorph_pass(allomorphs))
     # The edge prior is for a word and another form of it, not for a transcription.
     pass_options = replace(options, edge_prior=options.edge_prior and forms)
     for _ in range(options.max_passes):
