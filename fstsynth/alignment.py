@@ -392,7 +392,9 @@ class Leads:
     before the root's first vowel, the first token or the second): only one seen at a
     single place (`anchored`) is weighed against the edge.
     `starts[p]`: the indices of the training words whose source starts with the tokens
-    `p` (at most `_EDGE` of them); `targets`: their targets."""
+    `p` (at most `_EDGE` of them); `targets`: their targets.
+    `varied`: the source vowels written as themselves after two different inserted
+    vowels or more, each in `_VARIED` words or more (`_vowel_of_vowel`)."""
 
     lead: Mapping[tuple[Token, Token], float]
     follow: Mapping[tuple[Token | None, Token], float]
@@ -400,6 +402,7 @@ class Leads:
     starts: Mapping[Word, tuple[int, ...]] = field(default_factory=dict)
     targets: tuple[Word, ...] = ()
     anchored: frozenset[tuple[Token, Token]] = frozenset()
+    varied: frozenset[Token] = frozenset()
     _edge: dict[tuple[Word, int, Token], float] = field(default_factory=dict, compare=False, repr=False)
 
     def edge(self, start: Word, index: int, token: Token) -> float:
@@ -463,7 +466,16 @@ def _vowel_of_vowel(
     `r ʉ u`: ú is written as two vowels, not r as `r ʉ`; English `i` -> German `e i`).
     Not where the consonant is followed by that vowel in other words too (an inherent
     vowel), nor after a consonant that is rewritten (the caller checks): there the
-    vowel is likelier a mark of that change (`c a` -> `ć i a`, a palatal `ć i`)."""
+    vowel is likelier a mark of that change (`c a` -> `ć i a`, a palatal `ć i`).
+
+    Nor where `vowel` is written as itself and, across the column pair, different
+    vowels are inserted before it (`Leads.varied`): a vowel written as two is one
+    output, the same vowel before it in every word (English `i` -> German `e i`); an
+    inserted vowel that varies before a vowel that stays depends on something else (the
+    root's vowel: Swahili applicative `s o m a` -> `s o m e a`, `p i k a` -> `p i k i
+    a`), an insertion of its own. Given to the `a`, it read as `a` -> `e a`, learned
+    per consonant before it, and a consonant no training word ends with got no
+    applicative."""
     return (
         last is not None
         and last not in vowels
@@ -471,7 +483,13 @@ def _vowel_of_vowel(
         and vowel in vowels
         and written in vowels
         and leads.follows.get((last, inserted), 0) <= 1
+        and not (written == vowel and vowel in leads.varied)
     )
+
+
+#: An inserted vowel counts towards `Leads.varied` once it stands before the vowel in
+#: this many words: one odd alignment is not a pattern.
+_VARIED = 2
 
 
 def learn_leads(
@@ -491,6 +509,8 @@ def learn_leads(
     after: dict[tuple[Token | None, Token], int] = {}
     starts: dict[Word, list[int]] = {}
     places: dict[tuple[Token, Token], set[int]] = {}  # where each lead is seen, from the start
+    # (x, y): in how many words an inserted vowel y stands before the vowel x kept.
+    kept_after: Counter[tuple[Token, Token]] = Counter()
     for index, (s, t) in enumerate(pairs):
         for n in range(min(len(s), _EDGE) + 1):
             starts.setdefault(s[:n], []).append(index)
@@ -510,6 +530,8 @@ def learn_leads(
                         lead_key = (s[nxt[0]], t[j])
                         before[lead_key] = before.get(lead_key, 0) + 1
                         places.setdefault(lead_key, set()).add(nxt[0])
+                        if s[nxt[0]] == t[nxt[1]] and is_vowel(t[j], features) and is_vowel(s[nxt[0]], features):
+                            kept_after[lead_key] += 1
                 continue
             last = s[i]
             seen[last] = seen.get(last, 0) + 1
@@ -521,7 +543,9 @@ def learn_leads(
     follow = {key: count / (seen[key[0]] + 1) for key, count in sorted(after.items(), key=str)}
     edges = {start: tuple(words) for start, words in starts.items()}
     anchored = frozenset(key for key in lead if len(places[key]) == 1)
-    return Leads(lead, follow, after, edges, tuple(t for _, t in pairs), anchored)
+    inserted_before = Counter(x for (x, _), count in kept_after.items() if count >= _VARIED)
+    varied = frozenset(x for x, kinds in inserted_before.items() if kinds >= 2)
+    return Leads(lead, follow, after, edges, tuple(t for _, t in pairs), anchored, varied)
 
 
 

@@ -486,3 +486,30 @@ def test_an_inner_deletion_is_not_moved_towards_the_nearer_edge():
     # in the word an inner deletion stands says nothing; lingpy's own choice stays.
     assert _ipa_outputs("p e r m e t t r e", "p ɛ ʀ m ɛ t ʀ")[6] == "t"
     assert _ipa_outputs("p e r m e t t r e", "p ɛ ʀ m ɛ t ʀ")[7] == "ʀ"
+
+
+def test_a_varying_vowel_inserted_before_a_vowel_written_as_itself_stays_inserted():
+    # Swahili applicative `s o m a` -> `s o m e a`, `p i k a` -> `p i k i a`: e or i
+    # (by the root's vowel) inserted before the final a, which stays a. Given to the a
+    # (a -> e a), the a's output would be learned per consonant before it.
+    from fstsynth.alignment import learn_leads
+
+    words = ["soma:somea", "pika:pikia", "leta:letea", "lima:limia", "omba:ombea", "ruka:rukia"]
+    pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
+    affinity = learn_affinity(pairs, {})
+    leads = learn_leads(pairs, {}, "global", affinity)
+    for src, tgt in pairs:
+        columns = align_pair(src, tgt, {}, "global", affinity, one_to_one=False, leads=leads)
+        outputs = {e.position: e.output for e in examples_from_alignment(src, tgt, columns)}
+        assert outputs[len(src) - 1] == ("a",), (src, outputs)
+
+    # The same vowel before it in every word is the vowel's own (English i -> German
+    # e i): it goes to the i, as before.
+    words = ["ripe:reif", "fine:fein", "bite:beiße", "wide:weit", "mat:mat"]
+    pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
+    affinity = learn_affinity(pairs, {})
+    leads = learn_leads(pairs, {}, "global", affinity)
+    src, tgt = pairs[1]
+    columns = align_pair(src, tgt, {}, "global", affinity, one_to_one=False, leads=leads)
+    outputs = {e.position: e.output for e in examples_from_alignment(src, tgt, columns)}
+    assert outputs[1] == ("e", "i"), outputs
