@@ -173,7 +173,17 @@ def _nearest(token: Token, segments: Iterable[Token], lengthened: bool = False) 
     # mark where the words write that class long (`_writes_length`): IPA has no letter
     # of its own for a long segment.
     marks = _marks(token) | ({"ː"} if lengthened else set())
-    ranked = sorted((_edits(token, seg), len(seg), seg) for seg in segments if _marks(seg) <= marks)
+    # panphon writes some segments twice, the same marks in another order (`dˤː` and
+    # `dːˤ`): one segment, not two guesses. Of such spellings the one that keeps the
+    # token as written, marks added after it, stands for them.
+    spellings: dict[tuple[str, ...], Token] = {}
+    for seg in sorted(segments):
+        if _marks(seg) <= marks:
+            letters = tuple(sorted(seg))
+            kept = spellings.get(letters)
+            if kept is None or (seg.startswith(token) and not kept.startswith(token)):
+                spellings[letters] = seg
+    ranked = sorted((_edits(token, seg), len(seg), seg) for seg in spellings.values())
     if not ranked or (len(ranked) > 1 and ranked[0][:2] == ranked[1][:2]):
         return None
     return ranked[0][2]

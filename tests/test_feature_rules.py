@@ -568,6 +568,19 @@ def test_written_by_writes_a_lengthened_segment_with_the_length_mark():
     assert sorted(written_by(features, [(("ipa.long", True),)])) == ["hː", "nː", "ɒː", "ʃː"]
 
 
+def test_written_by_lengthens_a_segment_panphon_writes_in_two_mark_orders():
+    """panphon has `dˤː` and `dːˤ`, one segment in two spellings: lengthened, `dˤ` is
+    `dˤː` (the token as written, the length mark after it), not no segment at all for
+    want of one guess (Arabic's article: `dˤ a w ʔ` -> `ʔ a dˤː a w ʔ`)."""
+    from fstsynth.features import written_by
+    from fstsynth.learning import inventory
+
+    _alphabet, features = inventory(read_pairs([["s a", "sː a"], ["dˤ a", "dˤ a"], ["ðˤ a", "ðˤ a"]]))
+    written = written_by(features, [(("ipa.long", True),)])
+    assert "dˤː" in written and "ðˤː" in written
+    assert "dːˤ" not in written and "ðːˤ" not in written
+
+
 def test_written_by_lengthens_only_a_class_the_words_show_long():
     """Where the words show only vowels long (Hungarian `-nak` lengthens a final `ɒ` to
     `aː`), `[+long]` writes no long consonant: the inventory keeps it to vowels, as it
