@@ -102,3 +102,67 @@ def test_auto_tries_the_ipa_classes_with_each_variant_within_the_band():
     for word, want in [("θ o m", "i θː o m"), ("ð a k", "i ðː a k"), ("q a s", "i l q a s"),
                        ("x u n", "i l x u n"), ("t͡ʃ a r", "i l t͡ʃ a r")]:
         assert " ".join(pm.predict(tuple(word.split()))) == want
+
+# As in German spelling -> IPA: `ä` has a plain letter (`a`) that the targets write,
+# but is never aligned with it (`ä` -> `ɛ`), so the plain-letter map is empty.
+UMLAUT_PAIRS = [
+    (tuple(a), tuple(b))
+    for a, b in (w.split(":") for w in [
+        "bat:bat", "käl:kɛl", "mäs:mɛs", "lat:lat", "täk:tɛk", "sal:sal", "näs:nɛs", "kam:kam",
+        "räm:rɛm", "bäk:bɛk", "mal:mal", "las:las",
+    ])
+]
+UMLAUT_FEATURES = {tok: {"vowel": tok in "aäɛ"} for tok in "abklmnrstäɛ"}
+
+
+def test_plain_letters_change_says_whether_the_plain_letter_map_changes_the_program():
+    from dataclasses import replace
+
+    from fstsynth.synthesis.options import Deadline
+    from fstsynth.synthesis.variant import learn_variant, plain_letters_change
+
+    options = Options(variant="token")
+    plain = replace(options, plain_letters=True)
+    assert not plain_letters_change(UMLAUT_PAIRS, UMLAUT_FEATURES, options, Deadline())
+    assert not plain_letters_change(UMLAUT_PAIRS, UMLAUT_FEATURES, plain, Deadline())
+    assert (
+        learn_variant(UMLAUT_PAIRS, UMLAUT_FEATURES, plain).program
+        == learn_variant(UMLAUT_PAIRS, UMLAUT_FEATURES, options).program
+    )
+    # `í` aligned with `i`: the map writes it plain first, and the program differs.
+    accents = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in ["bí:bi", "lí:li", "dia:dja", "pio:pjo"])]
+    accent_features = {tok: {"vowel": tok in "aoií"} for tok in "bldpaoiíj"}
+    assert plain_letters_change(accents, accent_features, plain, Deadline())
+    with_map = learn_variant(accents, accent_features, plain).program
+    assert with_map != learn_variant(accents, accent_features, options).program
+
+
+def test_cross_validation_takes_the_scores_of_a_configuration_learning_the_same_programs(monkeypatch):
+    # The configuration with plain letters learns what the one without learns on every
+    # split: its scores are taken from it, not learned again, and are the same.
+    from dataclasses import replace
+
+    from fstsynth.synthesis import auto
+    from fstsynth.synthesis.options import Deadline
+
+    splits = auto.cv_splits(UMLAUT_PAIRS, 3, 300)
+    learned: list[Options] = []
+    real = auto.learn_variant
+
+    def counted(pairs, features, options, deadline=None):
+        learned.append(options)
+        return real(pairs, features, options, deadline)
+
+    monkeypatch.setattr(auto, "learn_variant", counted)
+    trials = auto._Trials(splits, None, Deadline())
+    options = Options(variant="token")
+    plain = replace(options, plain_letters=True)
+    trials.start(options, UMLAUT_FEATURES)
+    trials.score(0, "token")
+    assert trials.try_also(plain, UMLAUT_FEATURES, "token + plain letters") == 1
+    assert learned == [options] * len(splits)
+    assert trials.hits[1] == trials.hits[0] and trials.rules[1] == trials.rules[0]
+    # Learned for itself, the plain-letter configuration scores the same.
+    scored = [auto._fold(*split, UMLAUT_FEATURES, plain, Deadline()) for split in splits]
+    assert trials.hits[1] == tuple(hit for hits, _, _ in scored for hit in hits)
+    assert trials.rules[1] == [rules for _, _, rules in scored]

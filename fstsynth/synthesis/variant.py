@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Sequence, Sized
 
-from fstsynth.alignment import examples_from_alignment, learn_leads, shared_beginning, shared_ending
+from fstsynth.alignment import Affinity, Leads, examples_from_alignment, learn_leads, shared_beginning, shared_ending
 from fstsynth.alignment_affinity import learn_affinity
 from fstsynth.chunks import chunk_alignments
 from fstsynth.dsl import Pass, Program, TaggedToken
@@ -185,6 +185,90 @@ def _run_pass(
 _ALIGN_REPORT = 200
 
 
+@dataclass(frozen=True)
+class _Aligner:
+    """How `learn_variant` aligns the words of `pairs` against their targets into
+    examples, and what it reads of the column pair first (one-to-one, transcription,
+    word forms): the same for every pass, and for `plain_letters_change`."""
+
+    pairs: Pairs
+    features: Features
+    options: Options
+    deadline: Deadline
+    affinity: Affinity | None
+    leads: Leads | None
+    one_to_one: bool
+    chunked: bool
+    transcription: bool
+    forms: bool  # a word and another form of it: neither a transcription nor one-to-one
+    ending: Word  # the ending most targets share (`shared_ending`), or none
+    beginning: Word
+
+    @classmethod
+    def of(cls, pairs: Pairs, features: Features, options: Options, deadline: Deadline) -> _Aligner:
+        affinity = (
+            learn_affinity(pairs, features, options.alignment, check=deadline.check) if options.affinity else None
+        )
+        # Position-by-position alignment only when the whole column pair looks like word ->
+        # stress marks, not for a pair that happens to be as long as its transcription.
+        one_to_one = _one_to_one(pairs)
+        chunked = options.chunks == "on" and not one_to_one
+        leads = None if one_to_one else learn_leads(pairs, features, options.alignment, affinity, deadline.check)
+        transcription = options.token_map and not one_to_one and is_transcription(pairs)
+        forms = not transcription and not one_to_one
+        ending = shared_ending(pairs) if options.shared_suffix and forms else ()
+        beginning = shared_beginning(pairs) if options.shared_suffix and forms else ()
+        return cls(
+            pairs, features, options, deadline, affinity, leads, one_to_one, chunked, transcription, forms, ending,
+            beginning,
+        )
+
+    def examples(self, words: list[list[TaggedToken]]) -> list[TaggedExample]:
+        """The examples of `words` (the current forms of the pairs' sources) against the
+        pairs' targets."""
+        targets = [tgt for _, tgt in self.pairs]
+        features, affinity, leads, deadline = self.features, self.affinity, self.leads, self.deadline
+        examples: list[TaggedExample] = []
+        if self.chunked:
+            report("aligning", 0, len(words))
+            tokens = [tuple(tok for tok, _ in word) for word in words]
+            aligned = chunk_alignments(list(zip(tokens, targets)), features, affinity, deadline.check, leads)
+            for word, src, tgt, columns in zip(words, tokens, targets, aligned):
+                frozen = tuple(word)
+                examples.extend(
+                    TaggedExample(frozen, e.position, e.output) for e in examples_from_alignment(src, tgt, columns)
+                )
+            return changes_after_suffix(examples, features) if self.forms else examples
+        every = max(_ALIGN_REPORT, len(words) // 100)
+        for done, (word, tgt) in enumerate(zip(words, targets)):
+            deadline.check()  # alignment is quadratic in word length: bound it too
+            if done % every == 0:
+                report("aligning", done, len(words))
+            examples.extend(
+                tagged_examples(
+                    word, tgt, features, self.options.alignment, affinity, self.one_to_one, leads, self.ending,
+                    self.beginning,
+                )
+            )
+        return changes_after_suffix(examples, features) if self.forms else examples
+
+
+def plain_letters_change(pairs: Pairs, features: Features, options: Options, deadline: Deadline) -> bool:
+    """Whether `options.plain_letters` changes the program `learn_variant` learns from
+    `pairs`: False where the plain-letter map it would start with is empty (no letter
+    with a diacritic aligned with its plain letter: German `ä ö ü` against IPA), or
+    where the column pair is a transcription or one-to-one (the map is not made). Then
+    `learn_variant` learns the same program as without it, from the same examples."""
+    if not options.plain_letters:
+        return False
+    aligner = _Aligner.of(pairs, features, options, deadline)
+    if aligner.one_to_one or aligner.transcription:
+        return False
+    words: list[list[TaggedToken]] = [[(tok, None) for tok in src] for src, _ in pairs]
+    tgt_vocab = {t for _, tgt in pairs for t in tgt}
+    return bool(plain_letter_pass(aligner.examples(words), tgt_vocab).rules)
+
+
 def learn_variant(
     pairs: Pairs, features: Features, options: Options, deadline: Deadline | None = None
 ) -> LearnResult:
@@ -201,38 +285,11 @@ def learn_variant(
 
     score = n_correct(current)
     started = time.perf_counter()
-    affinity = learn_affinity(pairs, features, options.alignment, check=deadline.check) if options.affinity else None
-    # Position-by-position alignment only when the whole column pair looks like word ->
-    # stress marks, not for a pair that happens to be as long as its transcription.
+    aligner = _Aligner.of(pairs, features, options, deadline)
     tgt_vocab = {t for _, tgt in pairs for t in tgt}
-    one_to_one = _one_to_one(pairs)
-    chunked = options.chunks == "on" and not one_to_one
-    leads = None if one_to_one else learn_leads(pairs, features, options.alignment, affinity, deadline.check)
+    one_to_one = aligner.one_to_one
     seconds["alignment"] += time.perf_counter() - started
-
-    def examples_of(words: list[list[TaggedToken]]) -> list[TaggedExample]:
-        examples: list[TaggedExample] = []
-        if chunked:
-            report("aligning", 0, len(words))
-            tokens = [tuple(tok for tok, _ in word) for word in words]
-            aligned = chunk_alignments(list(zip(tokens, targets)), features, affinity, deadline.check, leads)
-            for word, src, tgt, columns in zip(words, tokens, targets, aligned):
-                frozen = tuple(word)
-                examples.extend(
-                    TaggedExample(frozen, e.position, e.output) for e in examples_from_alignment(src, tgt, columns)
-                )
-            return changes_after_suffix(examples, features) if forms else examples
-        every = max(_ALIGN_REPORT, len(words) // 100)
-        for done, (word, tgt) in enumerate(zip(words, targets)):
-            deadline.check()  # alignment is quadratic in word length: bound it too
-            if done % every == 0:
-                report("aligning", done, len(words))
-            examples.extend(
-                tagged_examples(
-                    word, tgt, features, options.alignment, affinity, one_to_one, leads, ending, beginning
-                )
-            )
-        return changes_after_suffix(examples, features) if forms else examples
+    examples_of = aligner.examples
 
     ready: list[TaggedExample] | None = None  # examples of `current`, when already made
     def take_first_pass(pass_: Pass) -> None:
@@ -244,10 +301,7 @@ def learn_variant(
         current = _run_pass(pass_, current, features, deadline)
         score = n_correct(current)
 
-    transcription = options.token_map and not one_to_one and is_transcription(pairs)
-    forms = not transcription and not one_to_one
-    ending = shared_ending(pairs) if options.shared_suffix and forms else ()
-    beginning = shared_beginning(pairs) if options.shared_suffix and forms else ()
+    transcription, forms = aligner.transcription, aligner.forms
     if transcription or (options.plain_letters and not one_to_one):
         started = time.perf_counter()
         ready = examples_of(current)
