@@ -103,6 +103,7 @@ def test_auto_tries_the_ipa_classes_with_each_variant_within_the_band():
                        ("x u n", "i l x u n"), ("t͡ʃ a r", "i l t͡ʃ a r")]:
         assert " ".join(pm.predict(tuple(word.split()))) == want
 
+
 # As in German spelling -> IPA: `ä` has a plain letter (`a`) that the targets write,
 # but is never aligned with it (`ä` -> `ɛ`), so the plain-letter map is empty.
 UMLAUT_PAIRS = [
