@@ -7,8 +7,7 @@ Repeatedly take the rule that answers the most still-undecided examples that nee
 change, among those that answer no undecided example wrongly; ties go to the better
 ranking score, then to the printed form (determinism). Examples a rule fires on are
 decided by it. A rule wrong only where `exceptions.Exceptions` tolerates it is taken
-with its exception rules before it, its gain then shared among them. Last, rules the
-training rows cannot order are put in elsewhere order (`elsewhere_order`).
+with its exception rules before it, its gain then shared among them.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import bisect
 import heapq
 from typing import Sequence
 
-from fstsynth.dsl import Is, IsToken, Not, Pass, ReplaceBy, TransformationApplied
+from fstsynth.dsl import Pass
 from fstsynth.synthesis.atoms import atom_index
 from fstsynth.synthesis.bitsets import bit_indices, bits, lowest_bit
 from fstsynth.synthesis.candidates import Candidate, Positives, candidates
@@ -54,7 +53,6 @@ def synthesize_pass(
     chosen = _select(found, need, len(examples), exceptions, slots, undecided_at, deadline)
     if options.feature_rules:
         chosen = without_redundant(chosen, need, len(examples))
-    chosen = elsewhere_order(chosen, len(examples))
     return Pass(tuple(cand.rule for cand in chosen))
 
 
@@ -91,64 +89,6 @@ def without_redundant(chosen: list[Candidate], need: int, n: int) -> list[Candid
         if right & ~_right_by(trial, keep_right, everything) == 0:
             kept = trial
     return kept
-
-
-#: What a rule tests at the position it rewrites, narrowest first (`_tested_here`).
-TESTS_TOKEN, TESTS_CLASS, TESTS_NOTHING = 0, 1, 2
-
-
-def _tested_here(cand: Candidate) -> int:
-    """How narrow a set of tokens `cand` rewrites: one token (a `ReplaceBy`, which applies
-    only where its source stands, or an `IsToken` at offset 0), a class (a feature or a
-    negated test at offset 0: several tokens), or any token (no test there). Context
-    elsewhere in the word is not counted: two rules that could both rewrite one token
-    are told apart by the tokens each may rewrite."""
-    if isinstance(cand.transformation, ReplaceBy):
-        return TESTS_TOKEN
-    narrowest = TESTS_NOTHING
-    for pred in cand.predicates:
-        if isinstance(pred, IsToken) and pred.offset == 0:
-            return TESTS_TOKEN
-        inner = pred.predicate if isinstance(pred, Not) else pred
-        if isinstance(inner, (IsToken, Is, TransformationApplied)) and inner.offset == 0:
-            narrowest = TESTS_CLASS
-    return narrowest
-
-
-def elsewhere_order(chosen: list[Candidate], n: int) -> list[Candidate]:
-    """`chosen` with each rule moved ahead of the earlier rules it is strictly narrower
-    than at the rewritten position (`_tested_here`), wherever the swap gives the same
-    output on every example: the Elsewhere Condition. The greedy choice takes the rule
-    of larger gain first; where no training row tells two orders apart (French
-    adjectives: "a final consonant after a non-high vowel goes" and final `v` -> `f`,
-    every training `v` after a high vowel), that order is an accident of the gains, and
-    on an unseen word where both fire the broader rule would hide the specific one. A
-    phonologist lets the specific rule win there, the general one being the elsewhere
-    case. Swaps are of neighbours only: a rule passes no rule it is not narrower than."""
-    if len(chosen) < 2:
-        return chosen
-    everything = (1 << n) - 1
-    rules = list(chosen)
-    narrowness = [_tested_here(cand) for cand in rules]
-    fires = [cand.fires for cand in rules]
-    # decided_before[i]: the examples some rule before rules[i] fires on.
-    decided_before = [0] * len(rules)
-    for i in range(1, len(rules)):
-        decided_before[i] = decided_before[i - 1] | fires[i - 1]
-    for j in range(1, len(rules)):
-        p = j
-        while p > 0 and narrowness[p] < narrowness[p - 1]:
-            # Swapping neighbours changes only the examples both fire on, undecided
-            # before them: there both must be right (the same output, the target).
-            both = everything & ~decided_before[p - 1] & fires[p] & fires[p - 1]
-            if both & ~(rules[p].right_where & rules[p - 1].right_where):
-                break
-            rules[p - 1], rules[p] = rules[p], rules[p - 1]
-            narrowness[p - 1], narrowness[p] = narrowness[p], narrowness[p - 1]
-            fires[p - 1], fires[p] = fires[p], fires[p - 1]
-            decided_before[p] = decided_before[p - 1] | fires[p - 1]
-            p -= 1
-    return rules
 
 
 def _select(
