@@ -268,17 +268,25 @@ def test_a_letter_written_as_two_takes_both():
 def test_an_insertion_that_follows_a_token_more_often_is_left_to_it():
     # A prefix (ge-) is inserted at the start of every word: it follows the start more
     # often than it leads any letter, even one most words start with.
+    words = ["slib:geslib", "sla:gesla", "sok:gesok", "klag:geklag", "sip:gesip"]
+    for src, outputs in _outputs_with_leads(words):
+        assert outputs[-1] == ("g", "e"), (src, outputs)
+
+
+def _outputs_with_leads(words: list[str]) -> list[tuple[tuple[str, ...], dict[int, tuple[str, ...]]]]:
+    """Each `source:target` word's outputs by position, aligned with the affinity and
+    the leads learned from all of `words` (letters as tokens, no features)."""
     from fstsynth.alignment import learn_leads
     from fstsynth.alignment_affinity import learn_affinity
 
-    words = ["slib:geslib", "sla:gesla", "sok:gesok", "klag:geklag", "sip:gesip"]
     pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
     affinity = learn_affinity(pairs, {})
     leads = learn_leads(pairs, {}, "global", affinity)
+    aligned = []
     for src, tgt in pairs:
         columns = align_pair(src, tgt, {}, "global", affinity, one_to_one=False, leads=leads)
-        outputs = {e.position: e.output for e in examples_from_alignment(src, tgt, columns)}
-        assert outputs[-1] == ("g", "e"), (src, outputs)
+        aligned.append((src, {e.position: e.output for e in examples_from_alignment(src, tgt, columns)}))
+    return aligned
 
 
 def _edge_outputs(rows: list[str]) -> dict[tuple[str, ...], dict[int, tuple[str, ...]]]:
@@ -492,24 +500,11 @@ def test_a_varying_vowel_inserted_before_a_vowel_written_as_itself_stays_inserte
     # Swahili applicative `s o m a` -> `s o m e a`, `p i k a` -> `p i k i a`: e or i
     # (by the root's vowel) inserted before the final a, which stays a. Given to the a
     # (a -> e a), the a's output would be learned per consonant before it.
-    from fstsynth.alignment import learn_leads
-
     words = ["soma:somea", "pika:pikia", "leta:letea", "lima:limia", "omba:ombea", "ruka:rukia"]
-    pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
-    affinity = learn_affinity(pairs, {})
-    leads = learn_leads(pairs, {}, "global", affinity)
-    for src, tgt in pairs:
-        columns = align_pair(src, tgt, {}, "global", affinity, one_to_one=False, leads=leads)
-        outputs = {e.position: e.output for e in examples_from_alignment(src, tgt, columns)}
+    for src, outputs in _outputs_with_leads(words):
         assert outputs[len(src) - 1] == ("a",), (src, outputs)
 
     # The same vowel before it in every word is the vowel's own (English i -> German
     # e i): it goes to the i, as before.
-    words = ["ripe:reif", "fine:fein", "bite:beiße", "wide:weit", "mat:mat"]
-    pairs = [(tuple(a), tuple(b)) for a, b in (w.split(":") for w in words)]
-    affinity = learn_affinity(pairs, {})
-    leads = learn_leads(pairs, {}, "global", affinity)
-    src, tgt = pairs[1]
-    columns = align_pair(src, tgt, {}, "global", affinity, one_to_one=False, leads=leads)
-    outputs = {e.position: e.output for e in examples_from_alignment(src, tgt, columns)}
+    _src, outputs = _outputs_with_leads(["ripe:reif", "fine:fein", "bite:beiße", "wide:weit", "mat:mat"])[1]
     assert outputs[1] == ("e", "i"), outputs
