@@ -9,9 +9,9 @@ Each variant of `AUTO_ORDER` is scored by k-fold cross-validation on the trainin
 where it may pay, so are the variant ahead with plain letters first, the variant ahead
 and the feature variant within one standard error of it with the features derived from
 IPA, the variant ahead with the whole-affix pass, and configurations aligned by chunks;
-the program is learned from all rows with the configuration the one-standard-error rule picks (the
-shortest programs among those within one standard error of the best). `learner.learn`
-documents the rule in full.
+the program is learned from all rows with the configuration the one-standard-error
+rule picks (the shortest programs among those within one standard error of the best).
+`learner.learn` documents the rule in full.
 """
 
 from __future__ import annotations
