@@ -265,6 +265,9 @@ def _problems(directory: Path) -> Path:
     return directory
 
 
+# Slow (18 s under load, two `solve` runs of two problems): the default run keeps the
+# cluster's apply paths above; CI runs this one with the slow tests.
+@pytest.mark.slow
 def test_solve_on_the_cluster_writes_what_solve_writes(tmp_path, scheduler):
     problems = _problems(tmp_path / "problems")
     options = ("--variant", "token", "--quiet")
