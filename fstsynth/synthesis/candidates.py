@@ -163,10 +163,8 @@ class _Atom(NamedTuple):
 
 
 class _TokenTest(NamedTuple):
-    """A test of the token at the position, and the positive examples (bits over
-    `Positives.indices`) where that token stands."""
+    """A test of the token at the position."""
 
-    group: int
     pred: Predicate
     cost: float
     opened: str  # its printed opening, "IfThen(atom, "
@@ -750,13 +748,13 @@ def candidates(
         if isinstance(tr, Delete):
             # Only where every deletion the pass makes deletes the same token: then no
             # row shows the deletion reaching another token. Where it deletes several
-            # (Maori truncation: `k`, `m`, `ŋ`, `ɾ`, `h`, `t` by one rule), a rule
-            # gaining on one word stays free to reach the others.
+            # (Maori truncation deletes `k m ŋ ɾ h t`), a rule gaining on one word
+            # stays free to reach the others.
             groups = _grouped([examples[k].word[examples[k].position][0] for k in bit_indices(positives)])
             if len(groups) == 1:
-                ((token, group),) = groups.items()
+                (token,) = groups
                 if (test := IsToken(token, 0)) in atoms.cost:  # else its token is no atom
-                    deleted = _TokenTest(group, test, atoms.cost[test], atoms.opened[test])
+                    deleted = _TokenTest(test, atoms.cost[test], atoms.opened[test])
         elif isinstance(tr, ReplaceAnyBy):
             groups = _grouped([examples[k].word[examples[k].position][0] for k in bit_indices(positives)])
             if len(groups) == 1:
