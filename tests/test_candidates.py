@@ -239,7 +239,9 @@ def test_a_deletion_is_not_learned_where_its_letter_is_mostly_sounded(monkeypatc
              "adurt:adurt durn:durn udurn:udurn durnt:durnt")
     monkeypatch.setattr(candidates_module, "NARROW_SHARE", narrow_share)
     assert _pass_learned(words, 0.5, ("dort", "dala")) == ["dort", "dala"]
-    assert _pass_learned(words, 0.0, ("dort", "dala")) == ["dot", "daa"]  # the option is what keeps them
+    # The option is what keeps the `r` (the rows delete no other token after `d X`, so
+    # the deletion tests `r` itself: `dala` keeps its `l` either way).
+    assert _pass_learned(words, 0.0, ("dort", "dala")) == ["dot", "dala"]
 
 
 def test_a_deletion_is_not_learned_over_a_token_never_silent_where_it_fires():
@@ -294,6 +296,20 @@ def test_a_copy_seen_copying_different_tokens_stays_a_copy(variant):
 
     program, features = _learned(["p a k:p a k a", "t i m:t i m i", "s u l:s u l u", "b e n:b e n e"], variant)
     assert " ".join(run(program, tuple("r o n".split()), features)) == "r o n o", program
+
+
+@pytest.mark.parametrize("variant", ["token", "feature"])
+def test_a_deletion_seen_of_one_token_only_tests_that_token(variant):
+    """Only `r` is ever deleted (after `i`, before a final vowel): "the token after `i`
+    goes" fits the rows as well as "`r` after `i` goes", but no row shows a deletion
+    reaching another token, and it took the `s` of an unseen `pisu` (`piu`)."""
+    from fstsynth.interpreter import run
+
+    rows = ["m i r u:m i u", "k i r u:k i u", "n i r u:n i u", "b i r u:b i u", "s i r u:s i u",
+            "k a k u:k a k u", "t o m u:t o m u", "s a s u:s a s u", "m a r u:m a r u", "t o r u:t o r u"]
+    program, features = _learned(rows, variant)
+    assert [" ".join(run(program, tuple(w.split()), features)) for w in ("p i s u", "k i m u", "d i r u")] == [
+        "p i s u", "k i m u", "d i u"], program
 
 
 def test_a_copy_pays_the_test_of_the_one_token_it_copies():

@@ -162,6 +162,14 @@ class _Atom(NamedTuple):
     local: int  # where it holds, over the positive examples
 
 
+class _TokenTest(NamedTuple):
+    """A test of the token at the position."""
+
+    pred: Predicate
+    cost: float
+    opened: str  # its printed opening, "IfThen(atom, "
+
+
 class _Conjunction(NamedTuple):
     """A conjunction on the search's frontier, still wrong somewhere."""
 
@@ -383,7 +391,7 @@ class _Pool:
     def __init__(
         self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool,
         by_token: list[int], edge_prior: bool = False, copied: Sequence[tuple[int, float]] = (),
-        silence: _Silence | None = None,
+        silence: _Silence | None = None, deleted: _TokenTest | None = None,
     ) -> None:
         self.tr = tr
         self.positives = positives
@@ -416,6 +424,9 @@ class _Pool:
         # For a copy, its positive examples by the token copied, each with what a rule
         # gaining only there pays more (`ranking.constant_copy_cost`).
         self.copied = copied
+        # For a `Delete` whose every positive example deletes the same token, the test
+        # of that token: see `_test_deleted_token`.
+        self.deleted = deleted
         # Per key, the form kept so far as (cost, opened, preds, fires, gainable): its
         # printed form and its `Candidate` are made once, for the form kept in the end
         # (`kept`), not for each form offered and replaced by a cheaper one.
@@ -455,11 +466,38 @@ class _Pool:
         """The printed form of `preds => tr`, from the predicates' printed openings."""
         return opened + self.text + ")" * len(preds)
 
+    def _test_deleted_token(self, test: _TokenTest) -> None:
+        """Make every deletion test the one token the pass deletes (`test`), at the
+        position: no row shows a deletion reaching another token, so a rule deleting
+        whatever stands where its other tests hold has no evidence of its reach over
+        tokens (as a `ReplaceAnyBy` seen replacing one token, `kept`). Japanese
+        negatives: every deletion is the `ɾ` of a vowel stem (`t a b e ɾ ɯ` -> `t a b e
+        n a i`), and the one of `o ɕ i e ɾ ɯ`, decided by that word alone, was "the
+        token before the final `ɯ` goes where the vowel two back is high", which took
+        the `ɡ` of `i s o ɡ ɯ` (`i s o a n a i`). Only where the pass deletes one token:
+        where it deletes several (Maori truncation, French final consonants), a rule
+        gaining on one word's token may well reach the others, and naming that token
+        lost Maori's `h u t i a` and four Olympiad queries (docs/learning.md)."""
+        holds = self.narrowed([self.positives.atom_bits[test.pred]])[0]
+        forms: dict[int | LongSet, tuple[float, str, tuple[Predicate, ...], int, int]] = {}
+        for key, form in self.forms.items():
+            cost, opened, preds, fires, gainable = form
+            if test.pred not in preds:
+                fires &= holds
+                form = (cost + test.cost, test.opened + opened, (test.pred, *preds), fires, gainable)
+                key = LongSet(fires, gainable) if self.long_sets else fires
+            old = forms.get(key)
+            if old is None or (form[0], self._text(form[1], form[2])) < (old[0], self._text(old[1], old[2])):
+                forms[key] = form
+        self.forms = forms
+
     def kept(self) -> list[Candidate]:
         """The candidates kept, in the order their keys were first offered, less those
         that selection can never take (`_undominated`)."""
         tr, positives, negatives, right = self.tr, self.positives, self.negatives, self.right
         narrow_negatives = self.narrow_negatives
+        if self.deleted is not None:
+            self._test_deleted_token(self.deleted)
         silence = self.silence
         if silence is not None:
             # A deletion testing a word edge removes an ending or a prefix, which a
@@ -706,7 +744,18 @@ def candidates(
                 options.silent_share,
             )
         copied: list[tuple[int, float]] = []
-        if isinstance(tr, ReplaceAnyBy):
+        deleted: _TokenTest | None = None
+        if isinstance(tr, Delete):
+            # Only where every deletion the pass makes deletes the same token: then no
+            # row shows the deletion reaching another token. Where it deletes several
+            # (Maori truncation deletes `k m ŋ ɾ h t`), a rule gaining on one word
+            # stays free to reach the others.
+            groups = _grouped([examples[k].word[examples[k].position][0] for k in bit_indices(positives)])
+            if len(groups) == 1:
+                (token,) = groups
+                if (test := IsToken(token, 0)) in atoms.cost:  # else its token is no atom
+                    deleted = _TokenTest(test, atoms.cost[test], atoms.opened[test])
+        elif isinstance(tr, ReplaceAnyBy):
             groups = _grouped([examples[k].word[examples[k].position][0] for k in bit_indices(positives)])
             if len(groups) == 1:
                 continue  # every candidate would be one token's: `ReplaceBy`'s pool has them
@@ -723,7 +772,7 @@ def candidates(
         pool = _Pool(
             tr, Positives(pools, bit_indices(positives), found.applies[tr], index.bits), found.right[tr],
             found.applies[tr], n,
-            n > LONG_SET, by_token, prior, copied, silence,
+            n > LONG_SET, by_token, prior, copied, silence, deleted,
         )
         pools += 1
         # The search tests "true on some positive example" on bitsets over the positive
