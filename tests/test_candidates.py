@@ -67,30 +67,6 @@ def test_undominated_drops_what_an_enumeration_finds_dominated(monkeypatch, seed
     assert [f for f in forms if f in bounded] == bounded  # in their order
 
 
-@pytest.mark.parametrize("seed", range(200))
-def test_undominated_prints_on_demand_and_keeps_what_printed_forms_keep(seed):
-    """`_Pool.kept` prints only the forms right everywhere before `_undominated`; the
-    others are given unprinted (None) and printed where a tie of cost asks: the same
-    forms are kept, in the same order, as from forms all printed."""
-    forms, negatives = _random_forms(random.Random(seed))
-
-    def text_of(preds):
-        return "rule " + " ".join(map(str, preds))
-
-    forms = [(form[0], text_of(form[2]), *form[2:]) for form in forms]  # printed from the predicates
-    right_everywhere = [form for form in forms if not form[3] & negatives]
-    unprinted = [form if not form[3] & negatives else (form[0], None, *form[2:]) for form in forms]
-    asked = []
-
-    def printed(preds):
-        asked.append(preds)
-        return text_of(preds)
-
-    kept = _undominated(unprinted, negatives, list(right_everywhere), printed)
-    assert [(f[0], f[1] or text_of(f[2]), *f[2:]) for f in kept] == _undominated(forms, negatives)
-    assert len(asked) <= len(forms) - len(right_everywhere)
-
-
 def test_only_a_form_right_everywhere_ranked_first_with_no_more_predicates_dominates():
     negatives = 0b100
     broad = (1.0, "a", (), 0b011, 0b11)  # right everywhere, gains on both positives
@@ -142,7 +118,7 @@ def test_selection_takes_the_same_rules_without_the_dominated_candidates(monkeyp
         options = Options(variant=variant)
         pruned = synthesize_pass(examples, features, options)
         with monkeypatch.context() as patch:
-            patch.setattr(candidates_module, "_undominated", lambda forms, *_: forms)
+            patch.setattr(candidates_module, "_undominated", lambda forms, negatives, right_everywhere=None: forms)
             every = candidates(examples, features, options).candidates
             assert synthesize_pass(examples, features, options) == pruned
         dropped += len(every) - len(candidates(examples, features, options).candidates)

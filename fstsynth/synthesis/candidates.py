@@ -158,6 +158,7 @@ class _Atom(NamedTuple):
     cost: float
     boundary: bool  # a word-edge test (anchors an insertion)
     anchor: bool  # a word-edge test off the position itself (added to conjunctions)
+    opened: str  # its printed opening, "IfThen(atom, "
     local: int  # where it holds, over the positive examples
 
 
@@ -165,6 +166,7 @@ class _Conjunction(NamedTuple):
     """A conjunction on the search's frontier, still wrong somewhere."""
 
     preds: tuple[Predicate, ...]
+    opened: str  # the printed openings of its atoms
     bits: int  # where its rule fires, in the pool's coordinates (`_Pool.narrowed`)
     last: int  # index in the atom list of its last atom (extensions take later ones)
     cost: float  # its predicates' cost
@@ -270,7 +272,7 @@ class _Atoms:
             cost = self.cost[p] - (AFFIX_SIDE_DISCOUNT if side[p] == toward else 0.0)
             boundary = self.boundary[p] and (END_EDGE if side[p] > 0 else START_EDGE) in edges
             anchor = boundary and p.offset != 0  # type: ignore[union-attr]
-            atoms.append(_Atom(p, self.index.bits[p], cost, boundary, anchor, local))
+            atoms.append(_Atom(p, self.index.bits[p], cost, boundary, anchor, self.opened[p], local))
         return atoms
 
 
@@ -381,11 +383,9 @@ class _Pool:
     def __init__(
         self, tr: Transformation, positives: Positives, right: int, applies: int, n: int, long_sets: bool,
         by_token: list[int], edge_prior: bool = False, copied: Sequence[tuple[int, float]] = (),
-        silence: _Silence | None = None, *, opened: Mapping[Predicate, str],
+        silence: _Silence | None = None,
     ) -> None:
         self.tr = tr
-        # Each atom's printed opening, "IfThen(atom, " (`printed`).
-        self.opened = opened
         self.positives = positives
         self.right = right
         self.applies = applies
@@ -416,7 +416,7 @@ class _Pool:
         # For a copy, its positive examples by the token copied, each with what a rule
         # gaining only there pays more (`ranking.constant_copy_cost`).
         self.copied = copied
-        # Per key, the form kept so far as (cost, preds, fires, gainable): its
+        # Per key, the form kept so far as (cost, opened, preds, fires, gainable): its
         # printed form and its `Candidate` are made once, for the form kept in the end
         # (`kept`), not for each form offered and replaced by a cheaper one.
         self.forms: dict[int | LongSet, tuple[float, str, tuple[Predicate, ...], int, int]] = {}
@@ -428,11 +428,14 @@ class _Pool:
             return [w & self.applies for w in where]
         return narrowed(where, self.rows, self.n)
 
-    def offer(self, preds: tuple[Predicate, ...], fires: int, preds_cost: float, anchored: bool, gainable: int) -> None:
+    def offer(
+        self, preds: tuple[Predicate, ...], opened: str, fires: int, preds_cost: float, anchored: bool, gainable: int
+    ) -> None:
         """Keep `preds => tr`, which fires on `fires` (in the pool's coordinates) and
         gains among the positive examples on `gainable`, unless a rule at most as cheap
-        fires on the same examples (a rule is printed only on a tie of cost:
-        printing was costly)."""
+        fires on the same examples.
+        `opened`: the printed "IfThen(atom, " of each predicate (a rule is printed only
+        on a tie of cost: printing was costly)."""
         if not gainable:
             return
         cost = self.cost + preds_cost
@@ -444,16 +447,13 @@ class _Pool:
             if cost > old[0]:
                 return
             # The same cost: the smaller printed form wins (the old one if the same).
-            if cost == old[0] and not self.printed(preds) < self.printed(old[1]):
+            if cost == old[0] and not self._text(opened, preds) < self._text(old[1], old[2]):
                 return
-        self.forms[key] = (cost, preds, fires, gainable)
+        self.forms[key] = (cost, opened, preds, fires, gainable)
 
-    def printed(self, preds: tuple[Predicate, ...]) -> str:
-        """The printed form of `preds => tr` (`str` of the rule), from the predicates'
-        printed openings: made only where a tie of cost is broken by it and for the
-        forms `kept` returns, not for each of the millions offered (building it along
-        the search was a tenth of a German pass's candidate search)."""
-        return "".join(map(self.opened.__getitem__, preds)) + self.text + ")" * len(preds)
+    def _text(self, opened: str, preds: tuple[Predicate, ...]) -> str:
+        """The printed form of `preds => tr`, from the predicates' printed openings."""
+        return opened + self.text + ")" * len(preds)
 
     def kept(self) -> list[Candidate]:
         """The candidates kept, in the order their keys were first offered, less those
@@ -469,11 +469,13 @@ class _Pool:
             # token it never sees silent (`each_token`).
             self.forms = {
                 key: form for key, form in self.forms.items()
-                if silence.licensed(form[1], form[2])
-                or (any(isinstance(p, IsToken) and p.token is BOUNDARY for p in form[1])
-                    and silence.each_token(form[2]))
+                if silence.licensed(form[2], form[3])
+                or (any(isinstance(p, IsToken) and p.token is BOUNDARY for p in form[2])
+                    and silence.each_token(form[3]))
             }
-        forms: Iterable[tuple[float, tuple[Predicate, ...], int, int]] = self.forms.values()
+        # The printed forms' ends, by number of predicates.
+        ends = [self.text + ")" * size for size in range(max((len(f[2]) for f in self.forms.values()), default=0) + 1)]
+        forms: Iterable[tuple[float, str, tuple[Predicate, ...], int, int]] = self.forms.values()
         if self.by_token:
             # A rule replacing any token that was seen to replace one token only has no
             # evidence of its reach over tokens: `ReplaceBy` of that token, under the
@@ -481,41 +483,34 @@ class _Pool:
             # they are (a fallback "any last token -> x" learned from one final token
             # rewrote every other one).
             by_token = self.by_token
-            forms = [f for f in forms if not any(f[3] & ~group == 0 for group in by_token)]
+            forms = [f for f in forms if not any(f[4] & ~group == 0 for group in by_token)]
         if self.copied:
             forms = [
                 (cost + next((more for group, more in self.copied if gainable & ~group == 0), 0.0),
-                 preds, fires, gainable)
-                for cost, preds, fires, gainable in forms
+                 opened, preds, fires, gainable)
+                for cost, opened, preds, fires, gainable in forms
             ]
         # (cost, printed form, predicates, fires, gainable), as `_undominated` reads them,
-        # and those right everywhere, sorted out in the same pass. Only those right
-        # everywhere are printed here (`_undominated` sorts them): the others when a tie
-        # of cost asks, or once kept (about a third are dropped).
-        printed = self.printed
-        unprinted: list[Form] = []
+        # and those right everywhere, sorted out in the same pass.
+        printed: list[Form] = []
         right_everywhere: list[Form] = []
-        for cost, preds, fires, gainable in forms:
-            if fires & narrow_negatives:
-                unprinted.append((cost, None, preds, fires, gainable))
-            else:
-                form = (cost, printed(preds), preds, fires, gainable)
-                unprinted.append(form)
+        for cost, opened, preds, fires, gainable in forms:
+            form = (cost, opened + ends[len(preds)], preds, fires, gainable)
+            printed.append(form)
+            if not fires & narrow_negatives:
                 right_everywhere.append(form)
         # `tuple.__new__` makes the named tuple without the keyword-taking constructor
         # (a large pass keeps hundreds of thousands of candidates).
         new = tuple.__new__
         return [
-            new(Candidate, (preds, tr, gainable, positives, cost, printed(preds) if text is None else text, negatives,
-                            right))
-            for cost, text, preds, _, gainable in _undominated(unprinted, narrow_negatives, right_everywhere, printed)
+            new(Candidate, (preds, tr, gainable, positives, cost, text, negatives, right))
+            for cost, text, preds, _, gainable in _undominated(printed, narrow_negatives, right_everywhere)
         ]
 
 
 #: A candidate of one pool before it is made a `Candidate`: (cost, printed form,
 #: predicates, fires, gainable), a plain tuple (a large pass has hundreds of thousands).
-#: The printed form may be None, not made yet (`_undominated`'s `printed`).
-Form = tuple[float, str | None, tuple[Predicate, ...], int, int]
+Form = tuple[float, str, tuple[Predicate, ...], int, int]
 
 #: `_undominated` compares a form with at most this many right-everywhere forms gaining
 #: on its first positive example (the best-ranked first): a bound on its time that
@@ -524,12 +519,7 @@ Form = tuple[float, str | None, tuple[Predicate, ...], int, int]
 DOMINATORS_TRIED = 16
 
 
-def _undominated(
-    forms: list[Form],
-    negatives: int,
-    right_everywhere: list[Form] | None = None,
-    printed: Callable[[tuple[Predicate, ...]], str] | None = None,
-) -> list[Form]:
+def _undominated(forms: list[Form], negatives: int, right_everywhere: list[Form] | None = None) -> list[Form]:
     """`forms` (of one transformation) without those selection can never take: a form
     B is dropped where a form A is right wherever it fires (never on `negatives`),
     gains wherever B gains (`gainable` a superset), has no more predicates, and ranks
@@ -545,9 +535,7 @@ def _undominated(
     the examples needing a change and is right there: it is chosen before B too. So
     the rules selected are the same, from fewer candidates (a third fewer on a deep
     orthography). `right_everywhere`: those of `forms` never firing on `negatives`, if
-    the caller sorted them out already (printed). `printed`: makes the printed form of
-    the forms given without one (None), from their predicates, where a tie of cost asks
-    for it; those kept are returned as given."""
+    the caller sorted them out already."""
     if right_everywhere is None:
         right_everywhere = [form for form in forms if not form[3] & negatives]
     if not right_everywhere:
@@ -571,9 +559,7 @@ def _undominated(
     for form in forms:
         cost, text, preds, _, gainable = form
         for other in gaining_at.get((gainable & -gainable).bit_length() - 1, ()):
-            if other[0] == cost and text is None and printed is not None:
-                text = printed(preds)
-            if other[0] > cost or (other[0] == cost and str(other[1]) >= str(text)):
+            if other[0] > cost or (other[0] == cost and other[1] >= text):
                 kept.append(form)  # ranked after it: so are the rest
                 break
             if len(other[2]) <= len(preds) and other[4] & gainable == gainable:
@@ -593,7 +579,7 @@ def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadlin
     negatives = pool.narrow_negatives
     all_local = (1 << len(pool.positives.indices)) - 1
     offer = pool.offer
-    offer((), everything, 0, False, all_local)
+    offer((), "", everything, 0, False, all_local)
     if options.max_conjuncts == 0:
         return
     fires_of = pool.narrowed([a.bits for a in atoms])
@@ -605,25 +591,25 @@ def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadlin
     # insertions, so every conjunction is also offered with each anchor.
     anchors = [(a, fires_of[idx]) for idx, a in enumerate(atoms) if a.anchor]
 
-    def offer_anchors(preds: tuple[Predicate, ...], fires: int, cost: float, gainable: int) -> None:
+    def offer_anchors(preds: tuple[Predicate, ...], opened: str, fires: int, cost: float, gainable: int) -> None:
         for a, a_fires in anchors:
             anchored_gainable = gainable & a.local
             if anchored_gainable:  # `offer` keeps nothing that gains nothing
-                offer(preds + (a.pred,), fires & a_fires, cost + a.cost, True, anchored_gainable)
+                offer(preds + (a.pred,), opened + a.opened, fires & a_fires, cost + a.cost, True, anchored_gainable)
 
-    offer_anchors((), everything, 0, all_local)
+    offer_anchors((), "", everything, 0, all_local)
     frontier: list[_Conjunction] = []
     # Each frontier conjunction's beam key, made where its bits are at hand: (minus)
     # where it holds among the positive examples, then where it is wrong.
     beam_keys: list[tuple[int, int]] = []
     for idx, a in enumerate(atoms):
         a_fires = fires_of[idx]
-        offer((a.pred,), a_fires, 0 + a.cost, a.boundary, a.local)
+        offer((a.pred,), a.opened, a_fires, 0 + a.cost, a.boundary, a.local)
         if 1 < options.max_conjuncts and not a.anchor:
-            offer_anchors((a.pred,), a_fires, 0 + a.cost, a.local)
+            offer_anchors((a.pred,), a.opened, a_fires, 0 + a.cost, a.local)
         a_wrong = a_fires & negatives
         if a_wrong:
-            frontier.append(_Conjunction((a.pred,), a_fires, idx, 0 + a.cost, a.boundary, a.anchor, a.local))
+            frontier.append(_Conjunction((a.pred,), a.opened, a_fires, idx, 0 + a.cost, a.boundary, a.anchor, a.local))
             beam_keys.append((-a.local.bit_count(), a_wrong.bit_count()))
     for depth in range(2, options.max_conjuncts + 1):
         # Extend the most promising inconsistent conjunctions only (a beam; the sort is
@@ -637,7 +623,7 @@ def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadlin
         for conj in frontier:
             deadline.check()
             # The conjunction's fields as locals: this loop is most of the search.
-            c_preds, c_fires, _, c_cost, c_anchored, c_has_anchor, c_local = conj
+            c_preds, c_opened, c_fires, _, c_cost, c_anchored, c_has_anchor, c_local = conj
             c_holds = -1  # where the conjunction holds over all examples, once asked
             for idx in range(conj.last + 1, len(atoms)):
                 a = atoms[idx]
@@ -655,17 +641,18 @@ def _search(pool: _Pool, atoms: list[_Atom], options: Options, deadline: Deadlin
                     if c_holds & a.bits == c_holds:
                         continue  # adds nothing, where the transformation applies or not
                 longer = c_preds + (a.pred,)
+                opened = c_opened + a.opened
                 cost = c_cost + a.cost
                 anchored = c_anchored or a.boundary
-                offer(longer, both, cost, anchored, gainable)
+                offer(longer, opened, both, cost, anchored, gainable)
                 if deepest:
                     continue
                 has_anchor = c_has_anchor or a.anchor
                 if anchors and not has_anchor:
-                    offer_anchors(longer, both, cost, gainable)
+                    offer_anchors(longer, opened, both, cost, gainable)
                 wrong = both & negatives
                 if wrong:
-                    grown.append(_Conjunction(longer, both, idx, cost, anchored, has_anchor, gainable))
+                    grown.append(_Conjunction(longer, opened, both, idx, cost, anchored, has_anchor, gainable))
                     beam_keys.append((-gainable.bit_count(), wrong.bit_count()))
         frontier = grown
 
@@ -736,7 +723,7 @@ def candidates(
         pool = _Pool(
             tr, Positives(pools, bit_indices(positives), found.applies[tr], index.bits), found.right[tr],
             found.applies[tr], n,
-            n > LONG_SET, by_token, prior, copied, silence, opened=atoms.opened,
+            n > LONG_SET, by_token, prior, copied, silence,
         )
         pools += 1
         # The search tests "true on some positive example" on bitsets over the positive
