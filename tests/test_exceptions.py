@@ -226,6 +226,33 @@ def test_the_random_danger_tables_reach_cut_searches_of_three_atoms():
     assert {(3, True), (3, False), (2, False), (1, True), (0, True)} <= seen
 
 
+def test_maximal_rows_only_for_searches_past_pairs(monkeypatch):
+    """`_least` leaves out the rows within others (`maximal_rows`) only before the
+    depth-3 search: for the one product of the pairs it costs more than it saves. The
+    enumeration comparison above checks the conjunctions either way."""
+    from fstsynth.synthesis import exceptions as exceptions_module
+
+    calls = []
+
+    def counted(table):
+        calls.append(len(table))
+        return maximal_rows(table)
+
+    monkeypatch.setattr(exceptions_module, "maximal_rows", counted)
+    exceptions = Exceptions(_random_index(random.Random(0), 4, 4, 0.5), 0, Positives(-2, []), 4,
+                            Options(variant="token", max_conjuncts=3), [], {})
+    costs = np.ones(4)
+    # No atom is safe, the pair (0, 1) is: a search of pairs alone, no maximal rows.
+    pairs = np.array([[1, 0, 1, 1], [0, 1, 1, 1], [1, 0, 0, 1], [1, 0, 1, 1]], dtype=bool)
+    found, whole = exceptions._least(0, pairs, costs)
+    assert [tuple(row) for row in found] == [(0, 1)] and whole and calls == []
+    # Every pair is on some row, no triple on any: the depth-3 search, on maximal rows.
+    triples = np.array([[1, 1, 0, 0], [1, 0, 1, 0], [0, 1, 1, 0], [1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 1, 1],
+                        [1, 1, 0, 0]], dtype=bool)
+    found, whole = exceptions._least(0, triples, costs)
+    assert len(found) == 4 and found.shape[1] == 3 and whole and calls == [6]
+
+
 def _maximal_by_enumeration(table: np.ndarray) -> list[int]:
     """The rows no other row holds every true cell of (of equal rows, the first)."""
     cells = [set(np.flatnonzero(row)) for row in table]
