@@ -85,6 +85,17 @@ class _Parser:
             raise self.fail("a name")
         return self.text[start : self.pos]
 
+    def next_name_is(self, name: str) -> bool:
+        """Whether the next name is `name`; if so it is read, else nothing is."""
+        self.skip()
+        end = self.pos
+        while end < len(self.text) and self.text[end].isalpha():
+            end += 1
+        if self.text[self.pos : end] != name:
+            return False
+        self.pos = end
+        return True
+
     def string(self) -> str:
         self.skip()
         decoder = json.JSONDecoder()
@@ -153,12 +164,23 @@ class _Parser:
                 return Rule((pred, *inner.predicates), inner.transformation)
             return Rule((pred,), inner)
         if name == "Else":
-            first = self.as_rule(self.node())
-            self.expect(",")
+            # The chain `Else(r1, Else(r2, ...))` is read in a loop, not by recursing into
+            # each `Else`: a pass of a thousand rules (German spelling at 10,000 pairs)
+            # would pass Python's recursion limit.
+            rules = [self.as_rule(self.node())]
+            links = 1
+            while True:
+                self.expect(",")
+                if not self.next_name_is("Else"):
+                    break
+                self.expect("(")
+                links += 1
+                rules.append(self.as_rule(self.node()))
             rest = self.node()
-            self.expect(")")
+            for _ in range(links):
+                self.expect(")")
             rest_rules = rest.rules if isinstance(rest, Pass) else (self.as_rule(rest),)
-            return Pass((first, *rest_rules))
+            return Pass((*rules, *rest_rules))
         if name in _PREDICATE_NAMES:
             return self.predicate_body(name)
         return self.transformation_body(name)

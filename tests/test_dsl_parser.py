@@ -26,6 +26,19 @@ def test_parse_round_trip(node):
     assert dsl_parser.parse(str(node)) == node
 
 
+def test_a_pass_of_thousands_of_rules_round_trips():
+    # A learned pass can hold over a thousand rules (German spelling -> IPA at 10,000
+    # pairs: 1,138), printed as nested `Else`s; reading them must not recurse per rule.
+    from fstsynth.dsl import Pass, Program
+
+    rules = tuple(
+        Rule((IsToken(f"t{k}", 1), Not(Is("voice", -1))), ReplaceBy("a", (f"b{k}",))) for k in range(3000)
+    )
+    program = Program((Pass(rules), Pass(rules[:2])))
+    assert dsl_parser.parse(str(program)) == program
+    assert dsl_parser.parse(str(program.passes[0])) == program.passes[0]
+
+
 def test_parse_round_trip_of_rules_and_passes():
     from programs import PROGRAMS
 
