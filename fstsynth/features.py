@@ -4,6 +4,7 @@ Public API:
     DERIVED, ipa_features(tokens), with_ipa_features(features, tokens), without_derived(features)
     is_derived(features), read_by_ipa(tokens, features), written_by(features, changes)
     HARMONIC, harmonic_tiers(features), is_harmonic_name(name), harmonic_tier_names(features)
+    without_harmonic(features), HARMONY, harmonic_name(feature)
     WithUnseen(features, unseen)
     Inventory, inventory(features)  (feature bundles -> tokens, for SetFeatures and Agree)
     is_vowel(token, features), with_vowel_classes(features, tokens)
@@ -131,7 +132,14 @@ def harmonic_tier_names(features: Features) -> tuple[str, ...]:
     return tuple(sorted({name for feats in features.values() for name in feats if is_harmonic_name(name)}))
 
 
-def _harmonic_name(feature: str) -> str:
+def without_harmonic(features: Features) -> Features:
+    """`features` without the harmonic tiers (the same object if there are none)."""
+    if not harmonic_tier_names(features):
+        return features
+    return {tok: {n: v for n, v in feats.items() if not is_harmonic_name(n)} for tok, feats in features.items()}
+
+
+def harmonic_name(feature: str) -> str:
     """`ipa.back` -> `ipa.harmonic.back`."""
     return HARMONIC + feature[len(DERIVED) :]
 
@@ -219,7 +227,7 @@ def harmonic_tiers(features: Features) -> dict[Token, dict[str, bool]]:
         paired = bool(partners.paired)
         if neutral and paired:
             for tok, value in values.items():
-                out[tok][_harmonic_name(feature)] = value
+                out[tok][harmonic_name(feature)] = value
     return out
 
 
@@ -260,7 +268,7 @@ def read_by_ipa(tokens: Iterable[Token], features: Features) -> dict[Token, dict
     # The harmonic tiers the model has: an unseen vowel takes part where the model's
     # inventory has its partner (as `harmonic_tiers` decided for the model's tokens).
     for feature in HARMONY:
-        name = _harmonic_name(feature)
+        name = harmonic_name(feature)
         if name in names:
             compared = _compared(names, feature)
             partners = _Partners(features, feature, compared)

@@ -24,6 +24,7 @@ from fstsynth.learning import compile_model, learn_model
 from fstsynth.problem import read_pairs
 from fstsynth.spe import rule_to_spe
 from fstsynth.synthesis import Options
+from fstsynth.synthesis.allomorphs import alternates_in
 
 BACK = HARMONIC + "back"
 
@@ -170,3 +171,15 @@ def test_a_harmony_with_transparent_vowels_is_learned():
     assert BACK in str(pair.program)
     for source, target in HELD_OUT.items():
         assert model.apply(source) == target, (source, str(pair.program))
+
+
+def test_the_tier_is_read_where_the_suffixes_alternate_in_backness():
+    features = ipa_features("t k l s sː n a o u æ ø y i e ɒ ɛ")
+    inessive = [(tuple("talo"), tuple("talo") + ("sː", "a")), (tuple("kylæ"), tuple("kylæ") + ("sː", "æ"))]
+    assert alternates_in(inessive, features, "ipa.back")
+    # One suffix, or suffixes alternating in a consonant only: no harmony shown.
+    assert not alternates_in([(s, t[:-1] + ("a",)) for s, t in inessive], features, "ipa.back")
+    voicing = [(tuple("talo"), tuple("talo") + ("t", "a")), (tuple("kylæ"), tuple("kylæ") + ("n", "a"))]
+    assert not alternates_in(voicing, features, "ipa.back")
+    # A spelling -> sound map adds no suffix.
+    assert not alternates_in([(tuple("kue"), tuple("kwe")), (tuple("ya"), tuple("ja"))], features, "ipa.back")

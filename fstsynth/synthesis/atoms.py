@@ -50,7 +50,8 @@ def atom_table(
     tiers = [t for t in TIERS if t in feature_names] if options.tiers else []
     # With feature rules, also the tiers of the vowels a harmony reads, neutral ones
     # skipped, where the inventory has one.
-    harmonic = [t for t in named if is_harmonic_name(t)] if options.tiers and options.feature_rules else []
+    reads_harmonic = options.tiers and options.feature_rules and options.harmonic_tiers
+    harmonic = [t for t in named if is_harmonic_name(t)] if reads_harmonic else []
     # The atoms true at an example depend on one value in each of a few slots around it
     # (the (token, tag) at an offset; the token at a tier index): each such group of
     # atoms is made once, as indices into `found` (the atoms in the order first seen,

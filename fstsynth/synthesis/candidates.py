@@ -225,7 +225,8 @@ def _transformations(
         right[tr] = correct
         applies_at[tr] = applies
     if options.feature_rules and options.variant == "feature":
-        tiers = (*TIERS, *harmonic_tier_names(features)) if options.tiers else ()
+        harmonic = harmonic_tier_names(features) if options.harmonic_tiers else ()
+        tiers = (*TIERS, *harmonic) if options.tiers else ()
         changes = feature_transformations(examples, need_idx, features, window, tiers, deadline)
         for tr, (correct, applies) in changes.items():
             right[tr] = correct
