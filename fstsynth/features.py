@@ -3,6 +3,8 @@
 Public API:
     DERIVED, ipa_features(tokens), with_ipa_features(features, tokens), without_derived(features)
     is_derived(features), read_by_ipa(tokens, features), written_by(features, changes)
+    HARMONIC, harmonic_tiers(features), is_harmonic_name(name), harmonic_tier_names(features)
+    without_harmonic(features), HARMONY, harmonic_name(feature)
     WithUnseen(features, unseen)
     Inventory, inventory(features)  (feature bundles -> tokens, for SetFeatures and Agree)
     is_vowel(token, features), with_vowel_classes(features, tokens)
@@ -14,6 +16,10 @@ letters that are also IPA symbols) get its features, named with the `DERIVED` pr
 (`ipa.voi`), so that they never mix with the problem's own. A feature holds where
 panphon gives it `+`. The learner uses them only where cross-validation on the
 training rows says they help (`synthesis.learn`).
+
+One feature is derived from the inventory, not from panphon: `ipa.harmonic.back`, the
+vowels that take part in front/back harmony (`harmonic_tiers`). It names a tier along
+which harmony skips the neutral vowels (Finnish `i e`), never a class a rule changes.
 """
 
 from __future__ import annotations
@@ -34,6 +40,16 @@ DERIVED = "ipa."
 # tells s from ʃ, so that [-voice] names one token for z and for ʒ.
 _NAMES = ("syl", "son", "cons", "cont", "nas", "lat", "strid", "voi", "lab", "cor", "ant", "hi", "lo", "back",
           "round", "long")
+
+
+#: The prefix of the features derived from the inventory: per feature F of `HARMONY`,
+#: the vowels that take part in an F harmony (`harmonic_tiers`).
+HARMONIC = DERIVED + "harmonic."
+#: The derived features a harmony with neutral vowels may turn on. Front/back harmony is
+#: the one whose neutral vowels (front vowels with no back partner: Finnish `i e`,
+#: Hungarian `i iː eː`) are skipped; in rounding and height harmonies a vowel with no
+#: partner blocks or is changed, and every vowel on their tiers counts.
+HARMONY = (DERIVED + "back",)
 
 
 @lru_cache(maxsize=1)
@@ -103,6 +119,115 @@ def with_ipa_features(features: Features, tokens: Iterable[Token]) -> dict[Token
             kept.append(name)
     for tok, feats in derived.items():
         out.setdefault(tok, {}).update({name: feats[name] for name in kept})
+    return harmonic_tiers(out)
+
+
+def is_harmonic_name(name: str) -> bool:
+    """Whether `name` is a feature `harmonic_tiers` derives (a tier, not a class)."""
+    return name.startswith(HARMONIC)
+
+
+def harmonic_tier_names(features: Features) -> tuple[str, ...]:
+    """The harmonic tiers `features` has (`harmonic_tiers`), sorted."""
+    return tuple(sorted({name for feats in features.values() for name in feats if is_harmonic_name(name)}))
+
+
+def without_harmonic(features: Features) -> Features:
+    """`features` without the harmonic tiers (the same object if there are none)."""
+    if not harmonic_tier_names(features):
+        return features
+    return {tok: {n: v for n, v in feats.items() if not is_harmonic_name(n)} for tok, feats in features.items()}
+
+
+def harmonic_name(feature: str) -> str:
+    """`ipa.back` -> `ipa.harmonic.back`."""
+    return HARMONIC + feature[len(DERIVED) :]
+
+
+def _compared(names: Iterable[str], feature: str) -> tuple[str, ...]:
+    """The features two tokens must share to be partners differing in `feature`."""
+    return tuple(sorted(name for name in names if name != feature and not is_harmonic_name(name)))
+
+
+#: Features in which a front vowel may differ from its back partner where the inventory
+#: has no closer one: a height step. panphon's `a` is low and its `e` mid, so Turkish `a`
+#: (no `æ`) pairs with `e`, which is then no neutral vowel; Finnish `a` has `æ`.
+_HEIGHT = (DERIVED + "hi", DERIVED + "lo")
+
+
+def _bundle(feats: Mapping[str, bool], compared: Sequence[str]) -> tuple[bool, ...]:
+    return tuple(bool(feats.get(name, False)) for name in compared)
+
+
+class _Partners:
+    """The vowels of `features` with `feature` (the back vowels), as bundles over
+    `compared`: those with a partner without it (the same bundle) and those without
+    one. Tokens only read (`WithUnseen.unseen`) are left out: a partner must be a
+    segment the model knows."""
+
+    def __init__(self, features: Features, feature: str, compared: Sequence[str]) -> None:
+        unseen = getattr(features, "unseen", frozenset())
+        known = [feats for tok, feats in features.items() if tok not in unseen and feats.get("vowel", False)]
+        others = {_bundle(feats, compared) for feats in known if not feats.get(feature, False)}
+        having = {_bundle(feats, compared) for feats in known if feats.get(feature, False)}
+        self.having = having
+        self.paired = having & others
+        self.unpaired = having - others
+        self.height = [k for k, name in enumerate(compared) if name in _HEIGHT]
+
+    def harmonic(self, bundle: tuple[bool, ...]) -> bool:
+        """Whether a vowel without the feature, of `bundle`, has a partner: the same
+        bundle with it, or, of a back vowel with no such partner, one a height step away."""
+        if bundle in self.having:
+            return True
+        for k in self.height:
+            stepped = (*bundle[:k], not bundle[k], *bundle[k + 1 :])
+            if stepped in self.unpaired:
+                return True
+        return False
+
+
+def _is_harmonic(feats: Mapping[str, bool], feature: str, compared: Sequence[str], partners: _Partners) -> bool:
+    """A vowel with `feature` (a back vowel), or one with a partner (`_Partners`): `æ`
+    of `a`, not `i` where no `ɯ`."""
+    if not feats.get("vowel", False):
+        return False
+    return bool(feats.get(feature, False)) or partners.harmonic(_bundle(feats, compared))
+
+
+def harmonic_tiers(features: Features) -> dict[Token, dict[str, bool]]:
+    """`features` plus, for each feature F of `HARMONY` (backness), `ipa.harmonic.F`: the
+    vowels that take part in an F harmony, on whose tier a harmony reads the last
+    harmonic vowel and skips the neutral ones. A vowel takes part where it has F (a back
+    vowel) or the inventory has its partner: a vowel with F and the same values of every
+    other feature (`æ` and `a`, `y` and `u`), or, for a vowel with F that has no such
+    partner, a height step away (Turkish `e` of `a`, where no `æ`). A front vowel with no
+    back partner (Finnish `i e`, no `ɯ ɤ`) is neutral: transparent, `v o i` reads `o`.
+
+    Only for features derived from IPA (`is_derived`: every backend then reads an
+    unseen token's by `read_by_ipa`), and only where the tier is a new one: some vowel
+    is neutral and some front vowel has a partner differing in F alone (else it is the
+    vowel tier, or a system with no vowels alternating in F: `a e i o u`). The partners are the inventory's own,
+    not panphon's (which has a back partner for every vowel)."""
+    out = {tok: dict(feats) for tok, feats in features.items()}
+    if not is_derived(features):
+        return out
+    names = {name for feats in features.values() for name in feats}
+    for feature in HARMONY:
+        if feature not in names:
+            continue
+        compared = _compared(names, feature)
+        partners = _Partners(features, feature, compared)
+        values = {tok: _is_harmonic(feats, feature, compared, partners) for tok, feats in features.items()}
+        vowels = [tok for tok, feats in features.items() if feats.get("vowel", False)]
+        neutral = any(not values[tok] for tok in vowels)
+        # Some front vowel whose back partner differs in backness alone (`æ` `a`, `y`
+        # `u`): a five-vowel system, whose `e` pairs with `a` by a height step only,
+        # shows no vowel that alternates in backness alone.
+        paired = bool(partners.paired)
+        if neutral and paired:
+            for tok, value in values.items():
+                out[tok][harmonic_name(feature)] = value
     return out
 
 
@@ -136,10 +261,20 @@ def read_by_ipa(tokens: Iterable[Token], features: Features) -> dict[Token, dict
         return None
     names = {name for feats in features.values() for name in feats}
     classes = with_vowel_classes({}, wanted)
-    return {
+    read = {
         tok: {name: value for name, value in {**classes[tok], **derived[tok]}.items() if name in names}
         for tok in wanted
     }
+    # The harmonic tiers the model has: an unseen vowel takes part where the model's
+    # inventory has its partner (as `harmonic_tiers` decided for the model's tokens).
+    for feature in HARMONY:
+        name = harmonic_name(feature)
+        if name in names:
+            compared = _compared(names, feature)
+            partners = _Partners(features, feature, compared)
+            for feats in read.values():
+                feats[name] = _is_harmonic(feats, feature, compared, partners)
+    return read
 
 
 def _edits(a: str, b: str) -> int:
@@ -286,7 +421,12 @@ class Inventory:
 
     def __init__(self, features: Features) -> None:
         self.features = features
-        self.names: tuple[str, ...] = tuple(sorted({name for feats in features.values() for name in feats}))
+        # The harmonic tiers are functions of the other features, never changed: a
+        # token's partner in a feature is another token whatever its harmonic value
+        # (`ɛ` rounded is `ø`, neutral the one, harmonic the other).
+        self.names: tuple[str, ...] = tuple(
+            sorted({name for feats in features.values() for name in feats if not is_harmonic_name(name)})
+        )
         self._position = {name: k for k, name in enumerate(self.names)}
         self._bundles: dict[Token, tuple[bool, ...]] = {
             tok: tuple(bool(feats.get(name, False)) for name in self.names) for tok, feats in features.items()

@@ -2,6 +2,7 @@
 
 Public API:
     suffix_allomorphs(pairs, features), allomorph_pass(allomorphs)
+    alternates_in(pairs, features, feature)
 
 Where most forms of a column pair are their word plus a suffix, and the suffixes are
 allomorphs of one shape (Turkish past `-dɯ -di -du -dy -tɯ -ti -tu -ty`: as long as one
@@ -60,3 +61,24 @@ def allomorph_pass(allomorphs: Counter[Word]) -> Pass:
     printed) after every word's last token."""
     representative = min(allomorphs.items(), key=lambda kv: (-kv[1], kv[0]))[0]
     return Pass((Rule((IsToken(BOUNDARY, 1),), Insert(representative)),))
+
+
+def alternates_in(pairs: Sequence[tuple[Word, Word]], features: Features, feature: str) -> bool:
+    """Whether the suffixes the targets add to their whole source word alternate in
+    `feature` at a vowel: two of one length differing only in vowels, one of which has
+    it where the other has not (Finnish `-ssa`/`-ssä`, Hungarian `-nɒk`/`-nɛk` in
+    backness). The evidence of a harmony: the harmonic tiers (`features.harmonic_tiers`)
+    are read where it is shown."""
+    suffixes = {tgt[len(src) :] for src, tgt in pairs if len(tgt) > len(src) and tgt[: len(src)] == src}
+    by_shape: dict[tuple[Word, ...], list[Word]] = {}
+    for suffix in suffixes:
+        # The suffix with its vowels left out: suffixes of one shape differ in vowels only.
+        shape = tuple(tok if not is_vowel(tok, features) else "" for tok in suffix)
+        by_shape.setdefault((shape,), []).append(suffix)
+    for same in by_shape.values():
+        for k, a in enumerate(same):
+            for b in same[k + 1 :]:
+                for x, y in zip(a, b):
+                    if x != y and bool(features.get(x, {}).get(feature)) != bool(features.get(y, {}).get(feature)):
+                        return True
+    return False

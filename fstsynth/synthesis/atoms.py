@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from fstsynth.features import DERIVED
+from fstsynth.features import DERIVED, is_harmonic_name
 from fstsynth.dsl import BOUNDARY, Is, IsToken, Not, Predicate, TierIs, TransformationApplied
 from fstsynth.synthesis.bitsets import column_bits
 from fstsynth.synthesis.examples import TaggedExample
@@ -35,7 +35,10 @@ def atom_table(
     """Every atomic predicate true at some example, and a 0/1 table with a row per
     example and a column per predicate, in that order."""
     use_features = options.variant != "nofeature"
-    every_name = sorted({f for feats in features.values() for f in feats}) if use_features else []
+    named = sorted({f for feats in features.values() for f in feats}) if use_features else []
+    # The harmonic tiers (`features.harmonic_tiers`) are tiers only: at a position, a
+    # class of no rule.
+    every_name = [f for f in named if not is_harmonic_name(f)]
     all_names = every_name if options.derived_tests else [f for f in every_name if not f.startswith(DERIVED)]
     # Features derived from IPA (`fstsynth.features`) are many: they are tested on the
     # token itself and its neighbours only (assimilation is local), not along tiers.
@@ -45,6 +48,10 @@ def atom_table(
     tier_names = feature_names + [f for f in TIER_DERIVED if options.feature_rules and f in every_name]
     w = options.window
     tiers = [t for t in TIERS if t in feature_names] if options.tiers else []
+    # With feature rules, also the tiers of the vowels a harmony reads, neutral ones
+    # skipped, where the inventory has one.
+    reads_harmonic = options.tiers and options.feature_rules and options.harmonic_tiers
+    harmonic = [t for t in named if is_harmonic_name(t)] if reads_harmonic else []
     # The atoms true at an example depend on one value in each of a few slots around it
     # (the (token, tag) at an offset; the token at a tier index): each such group of
     # atoms is made once, as indices into `found` (the atoms in the order first seen,
@@ -81,15 +88,24 @@ def atom_table(
         group = tier_groups.get(key)
         if group is None:
             preds: list[Predicate] = []
+            # A harmonic tier is read for its vowels' features only: "no harmonic vowel
+            # before" is a class of words of neutral vowels (where the tier has ended
+            # the feature tests are false: a word of `i e` is "not back"), and as a
+            # test of its own it found accidents (Kazakh, whose `ɪ` panphon pairs with
+            # no back vowel: `t` after every stem of `ɪ` alone).
+            edges = not is_harmonic_name(tier)
+            read = tier_names if edges else harmonic_reads[tier]
             if tok is None:
-                preds.append(TierIs(tier, BOUNDARY, index, inclusive))
+                if edges:
+                    preds.append(TierIs(tier, BOUNDARY, index, inclusive))
                 # No such tier token: every feature test there is false, so its
                 # negation holds (as the interpreter and transducer read it).
-                preds.extend(Not(TierIs(tier, f, index, inclusive)) for f in tier_names if f != tier)
+                preds.extend(Not(TierIs(tier, f, index, inclusive)) for f in read if f != tier)
             else:
-                preds.append(Not(TierIs(tier, BOUNDARY, index, inclusive)))
+                if edges:
+                    preds.append(Not(TierIs(tier, BOUNDARY, index, inclusive)))
                 feats = features.get(tok, {})
-                for f in tier_names:
+                for f in read:
                     if f == tier:
                         continue
                     pred = TierIs(tier, f, index, inclusive)
@@ -100,15 +116,29 @@ def atom_table(
     tier_places = [(index, False) for index in TIER_INDICES]
     if options.feature_rules:
         tier_places += [(index, True) for index in INCLUSIVE_TIER_INDICES]
+    # Along a harmonic tier, the features that tell its vowels apart (`vowel` holds of
+    # all: a test of it says only whether the tier has ended).
+    harmonic_reads = {
+        tier: [
+            f
+            for f in tier_names
+            if len({bool(feats.get(f, False)) for feats in features.values() if feats.get(tier, False)}) > 1
+        ]
+        for tier in harmonic
+    }
+    # Along a harmonic tier, the nearest tier vowel either side (and the last one up to
+    # the position): a harmony reads the last harmonic vowel, and each place read adds
+    # a test per feature.
+    harmonic_places = [(index, inclusive) for index, inclusive in tier_places if abs(index) == 1]
     tier_slots = [
         (
             tier,
             [
                 (index, inclusive, slot_rows.setdefault((tier, index, inclusive), []))
-                for index, inclusive in tier_places
+                for index, inclusive in (harmonic_places if is_harmonic_name(tier) else tier_places)
             ],
         )
-        for tier in tiers
+        for tier in tiers + harmonic
     ]
     for k, ex in enumerate(examples):
         if k % CHECK_EVERY == 0:
@@ -166,7 +196,34 @@ def atom_table(
         for number, atoms in enumerate(made):
             member[number, [place[i] for i in atoms]] = 1
         table[:, columns] = member[np.array(slot_rows[slot], dtype=np.intp)]
+    if harmonic:
+        return _without_vowel_tier_twins(found, table)
     return found, table
+
+
+def _on_vowel_tier(pred: Predicate) -> Predicate | None:
+    """The same test along the vowel tier, for a test along a harmonic tier (else None)."""
+    if isinstance(pred, Not):
+        inner = _on_vowel_tier(pred.predicate)
+        return None if inner is None else Not(inner)
+    if isinstance(pred, TierIs) and is_harmonic_name(pred.tier):
+        return TierIs(TIERS[0], pred.feature, pred.index, pred.inclusive)
+    return None
+
+
+def _without_vowel_tier_twins(found: list[Predicate], table: np.ndarray) -> tuple[list[Predicate], np.ndarray]:
+    """`found` and `table` without the harmonic tier tests that hold where the same test
+    of the vowel tier holds, at every example: where no neutral vowel stands between,
+    the two tiers read the same vowel, and the search would try each conjunction twice."""
+    column = {pred: k for k, pred in enumerate(found)}
+    keep = []
+    for k, pred in enumerate(found):
+        twin = column.get(_on_vowel_tier(pred))  # type: ignore[arg-type]
+        if twin is None or not np.array_equal(table[:, k], table[:, twin]):
+            keep.append(k)
+    if len(keep) == len(found):
+        return found, table
+    return [found[k] for k in keep], np.ascontiguousarray(table[:, keep])
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from fstsynth.dsl import (
     TierIs,
     Transformation,
 )
+from fstsynth.features import harmonic_tier_names
 from fstsynth.interpreter import START
 from fstsynth.synthesis.atoms import AtomIndex, atom_index
 from fstsynth.synthesis.bitsets import LongSet, bit_indices, bits, column_bits, narrowed
@@ -232,7 +233,8 @@ def _transformations(
         right[tr] = correct
         applies_at[tr] = applies
     if options.feature_rules and options.variant == "feature":
-        tiers = TIERS if options.tiers else ()
+        harmonic = harmonic_tier_names(features) if options.harmonic_tiers else ()
+        tiers = (*TIERS, *harmonic) if options.tiers else ()
         changes = feature_transformations(examples, need_idx, features, window, tiers, deadline)
         for tr, (correct, applies) in changes.items():
             right[tr] = correct

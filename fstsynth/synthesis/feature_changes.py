@@ -116,7 +116,10 @@ def feature_transformations(
     if not known.names:
         return {}
     sources: list[_Source] = [i for i in range(-window, window + 1) if i != 0]
-    sources += [(tier, index) for tier in tiers if tier in known.names for index in (-1, 1)]
+    # (A harmonic tier is no feature of the inventory's bundles: asked for where the
+    # features have it.)
+    named = {name for feats in features.values() for name in feats}
+    sources += [(tier, index) for tier in tiers if tier in named for index in (-1, 1)]
     set_counts: Counter[SetFeatures] = Counter()
     agree_counts: dict[_Source, Counter[tuple[str, ...]]] = {}
     for k in need:

@@ -13,7 +13,7 @@ and `nofeature` cannot use features at all.
 
 from __future__ import annotations
 
-from fstsynth.features import DERIVED
+from fstsynth.features import DERIVED, is_harmonic_name
 from fstsynth.dsl import (
     BOUNDARY,
     Agree,
@@ -47,6 +47,13 @@ TIER_INDICES = (1, -1, 2, -2)
 #: and what such a test costs more than one of a feature the data gives.
 TIER_DERIVED = ("ipa.back", "ipa.round", "ipa.hi", "ipa.lo")
 DERIVED_TIER_COST = 0.3
+#: What a test of, or an agreement with, a harmonic tier (`features.harmonic_tiers`: the
+#: vowels of a harmony, the neutral ones skipped) costs more than the same on the vowel
+#: tier: the nearest vowel is the simpler reading, and the harmonic one is taken where
+#: the training rows show it (a back suffix after `i` that follows a back vowel). Where
+#: they read alike, an `Agree` along the harmonic tier does nothing in a word of neutral
+#: vowels only (Finnish `t i e`), which the vowel tier makes front. Small: ties only.
+HARMONIC_TIER_COST = 0.02
 #: Inclusive tier tests tried (counting the position itself: "the word's last vowel",
 #: read at its last token where a suffix goes). To the right only the exclusive ones:
 #: a prefix goes at the start position, from where they read the first vowel already.
@@ -85,6 +92,8 @@ def predicate_cost(pred: Predicate, variant: str) -> float:
             # A tier read in a feature the data did not give: where a test of a
             # neighbour fits as well, the neighbour's.
             base += DERIVED_TIER_COST
+        if is_harmonic_name(pred.tier):
+            base += HARMONIC_TIER_COST
         return base + (0.1 if pred.feature is BOUNDARY else _FEATURE_COST[variant])
     base = 1.0 + 0.5 * abs(pred.offset)
     if isinstance(pred, IsToken):
@@ -111,6 +120,8 @@ def transformation_cost(tr: Transformation) -> float:
         return 1.2 + 0.1 * (len(tr.values) - 1)
     if isinstance(tr, Agree):
         reach = 0.3 * abs(tr.offset) + (0.3 if tr.tier is not None else 0.0)
+        if tr.tier is not None and is_harmonic_name(tr.tier):
+            reach += HARMONIC_TIER_COST
         return 1.0 + reach + 0.1 * (len(tr.features) - 1)
     return 1.0 + 0.3 * abs(tr.offset)  # CopyReplace, CopyInsert
 

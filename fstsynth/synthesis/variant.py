@@ -25,9 +25,10 @@ from fstsynth.alignment import Affinity, Leads, examples_from_alignment, learn_l
 from fstsynth.alignment_affinity import learn_affinity
 from fstsynth.chunks import chunk_alignments
 from fstsynth.dsl import Pass, Program, TaggedToken
+from fstsynth.features import HARMONY, harmonic_name, harmonic_tier_names, without_harmonic
 from fstsynth.interpreter import run_pass_many
 from fstsynth.progress import report
-from fstsynth.synthesis.allomorphs import allomorph_pass, suffix_allomorphs
+from fstsynth.synthesis.allomorphs import allomorph_pass, alternates_in, suffix_allomorphs
 from fstsynth.synthesis.affixes import affix_pass, every_prefix, prefix_default_pass
 from fstsynth.synthesis.candidates import affix_edges
 from fstsynth.synthesis.examples import TaggedExample, tagged_examples
@@ -206,6 +207,10 @@ class _Aligner:
 
     @classmethod
     def of(cls, pairs: Pairs, features: Features, options: Options, deadline: Deadline) -> _Aligner:
+        # The harmonic tiers are tiers the rules read, not features of a segment: the
+        # aligner's nearness of two segments (the share of their features they agree
+        # in) is taken without them, as before there were any.
+        features = without_harmonic(features)
         affinity = (
             learn_affinity(pairs, features, options.alignment, check=deadline.check) if options.affinity else None
         )
@@ -330,8 +335,13 @@ def learn_variant(
         allomorphs = suffix_allomorphs(pairs, features)
         if allomorphs:
             take_first_pass(allomorph_pass(allomorphs))
-    # The edge prior is for a word and another form of it, not for a transcription.
-    pass_options = replace(options, edge_prior=options.edge_prior and forms)
+    # The edge prior is for a word and another form of it, not for a transcription; the
+    # harmonic tiers for pairs whose suffixes alternate in the harmony's feature.
+    tiers = harmonic_tier_names(features)
+    harmonic = options.harmonic_tiers and any(
+        alternates_in(pairs, features, feature) for feature in HARMONY if harmonic_name(feature) in tiers
+    )
+    pass_options = replace(options, edge_prior=options.edge_prior and forms, harmonic_tiers=harmonic)
     for _ in range(options.max_passes):
         if score == len(pairs):
             break
