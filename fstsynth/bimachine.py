@@ -327,7 +327,10 @@ def _side_automaton(
     # States with one *rest* (`_StateLayout.rest`) share their successors, which are
     # found, stored and minimized once per rest.
     rest_at = layout.rest
-    found: list[np.ndarray] = [np.array([start], dtype=np.int64).reshape(1, size)]
+    # States are stored as int32 (mask numbers, tokens and -1 fit): the states and the
+    # dictionary of their bytes are most of a large pass's memory (German spelling at
+    # 10,000 pairs: 9.2M states before minimization).
+    found: list[np.ndarray] = [np.array([start], dtype=np.int32).reshape(1, size)]
     state_ids: dict[bytes, int] = {found[0][0].tobytes(): 0}
     rest_ids: dict[bytes, int] = {}
     rest_rows: list[np.ndarray] = []  # per rest: the successor of its states on each read
@@ -343,7 +346,7 @@ def _side_automaton(
             keys = [rests[f].tobytes() for f in firsts]
             todo = [f for f, key in zip(firsts, keys) if key not in rest_ids]
             if todo:
-                succ = step(frontier[todo]).reshape(len(todo) * len(reads), size)
+                succ = step(frontier[todo]).reshape(len(todo) * len(reads), size).astype(np.int32)
                 succ_number, succ_firsts = group_rows(succ)
                 ids = np.empty(len(succ_firsts), dtype=np.int32)
                 fresh = []
