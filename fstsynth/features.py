@@ -29,7 +29,7 @@ import importlib.util
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Container, Iterable, Mapping, Sequence
 
 from fstsynth.types import Features, Token
 
@@ -166,7 +166,7 @@ class _Partners:
     segment the model knows."""
 
     def __init__(self, features: Features, feature: str, compared: Sequence[str]) -> None:
-        unseen = getattr(features, "unseen", frozenset())
+        unseen: Container[str] = getattr(features, "unseen", frozenset())
         known = [feats for tok, feats in features.items() if tok not in unseen and feats.get("vowel", False)]
         others = {_bundle(feats, compared) for feats in known if not feats.get(feature, False)}
         having = {_bundle(feats, compared) for feats in known if feats.get(feature, False)}
