@@ -296,18 +296,21 @@ def _marks(segment: str) -> set[str]:
     }
 
 
-def _nearest(token: Token, segments: Iterable[Token], lengthened: bool = False) -> Token | None:
+def _nearest(
+    token: Token, segments: Iterable[Token], lengthened: bool = False, shown: frozenset[str] = frozenset()
+) -> Token | None:
     """Of `segments` (panphon's, all with the same values), the one written most like
     `token` with no diacritic `token` lacks (fewest edits, then fewest code points): `f`
     for `v` devoiced, not `f̝`; `o` for `oː` shortened; none for `l` devoiced (`l̥`: a
     segment a language writes with a letter of its own is one its words show); the
-    length mark is allowed where `lengthened` (`ʃː` for `ʃ` lengthened). None
-    also where two are written alike (panphon's `ɢʲ` and `ɡʲ` for `kʲ` voiced): no
-    guess."""
+    length mark is allowed where `lengthened` (`ʃː` for `ʃ` lengthened), and the marks
+    `shown` (`ʲ` where the words write this change so: `bʲ` for `b` palatalized where
+    they show `n` -> `nʲ`; `Inventory.shown_marks`). None also where two are written
+    alike (panphon's `ɢʲ` and `ɡʲ` for `kʲ` voiced): no guess."""
     # A segment lengthened (`ʃ` -> `ʃː`, a total assimilation) is written with the length
     # mark where the words write that class long (`_writes_length`): IPA has no letter
     # of its own for a long segment.
-    marks = _marks(token) | ({"ː"} if lengthened else set())
+    marks = _marks(token) | ({"ː"} if lengthened else set()) | shown
     # panphon writes some segments twice, the same marks in another order (`dˤː` and
     # `dːˤ`): one segment, not two guesses. Of such spellings the one that keeps the
     # token as written, marks added after it, stands for them.
@@ -354,7 +357,8 @@ def _partner(token: Token, change: tuple[tuple[str, bool], ...], known: "Invento
         values[header.index(panphon_name)] = "+" if value else "-"
         if name in known.names:
             wanted[known.names.index(name)] = value
-    segment = _nearest(token, _by_values().get(tuple(values), ()), _writes_length(token, change, known))
+    shown = known.shown_marks.get((is_vowel(token, known.features), frozenset(change)), frozenset())
+    segment = _nearest(token, _by_values().get(tuple(values), ()), _writes_length(token, change, known), shown)
     if segment is None or segment in known.features or known.has_bundle(tuple(wanted)):
         return None
     read = read_by_ipa([segment], known.features)
@@ -441,6 +445,30 @@ class Inventory:
         self.shown_long: frozenset[bool] = frozenset(
             is_vowel(tok, features) for tok in self._bundles if tok not in self._sources_only and "ː" in _marks(tok)
         )
+        self.shown_marks = self._shown_marks()
+
+    def _shown_marks(self) -> dict[tuple[bool, frozenset[tuple[str, bool]]], frozenset[str]]:
+        """Per class (True: vowels) and change, the diacritics the model's words write
+        that change with: a mark `m` where a known token is another known token of that
+        class with `m` added and the two differ by exactly the change (Romanian `n` and
+        `nʲ`: `ʲ` writes `[+hi]` of a consonant). A segment a change makes of a token no
+        word shows it for is then written as the words write that change of the tokens
+        they show (`bʲ` of a held-out `b` palatalized), where without it no segment
+        with a diacritic the token lacks is written (`_nearest`). The length mark has
+        its own, broader, test (`_writes_length`)."""
+        known = {tok: bundle for tok, bundle in self._bundles.items() if tok not in self._sources_only}
+        shown: dict[tuple[bool, frozenset[tuple[str, bool]]], set[str]] = {}
+        for tok, bundle in known.items():
+            decomposed = unicodedata.normalize("NFD", tok)
+            for mark in _marks(tok) - {"ː"}:
+                base = unicodedata.normalize("NFC", decomposed.replace(mark, ""))
+                base_bundle = known.get(base)
+                if base_bundle is None or base == tok:
+                    continue
+                change = frozenset((n, b) for n, a, b in zip(self.names, base_bundle, bundle) if a != b)
+                if change:
+                    shown.setdefault((is_vowel(tok, self.features), change), set()).add(mark)
+        return {key: frozenset(marks) for key, marks in shown.items()}
 
     def bundle(self, token: Token) -> tuple[bool, ...] | None:
         """The token's bundle (in `names` order), None if it has no features."""

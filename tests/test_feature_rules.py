@@ -594,3 +594,37 @@ def test_written_by_lengthens_only_a_class_the_words_show_long():
     unseen = read_by_ipa(["p"], features)
     assert unseen is not None
     assert feature_inventory(WithUnseen(features, unseen)).resolve("p", (("ipa.long", True),)) is None
+
+
+def test_written_by_writes_a_mark_the_words_write_the_same_change_with():
+    """Romanian plurals palatalize a final consonant, `n` -> `nʲ`, `p` -> `pʲ`: the words
+    write `[+hi]` of a consonant with `ʲ`, so `b` and `v` palatalized are `bʲ`, `vʲ`,
+    though no word shows them. Where no word writes a change with a mark (`t` ->
+    `t͡sʲ` alone: `t͡sʲ` is no known token with a mark added), none is written."""
+    from fstsynth.features import written_by
+    from fstsynth.learning import inventory
+
+    palatalized = (("ipa.hi", True),)
+    _alphabet, features = inventory(
+        read_pairs([["b u n", "b u nʲ"], ["s k u m p", "s k u m pʲ"], ["v e s e l", "v e s e lʲ"], ["l a t", "l a t"]])
+    )
+    written = written_by(features, [palatalized])
+    assert {"bʲ", "vʲ", "tʲ"} <= set(written)
+    _alphabet, features = inventory(read_pairs([["b u t", "b u t͡sʲ"], ["v a t", "v a t͡sʲ"]]))
+    assert not {"bʲ", "vʲ"} & set(written_by(features, [palatalized]))
+
+
+def test_a_palatalization_learned_from_other_consonants_reaches_unseen_ones():
+    """Learned from final consonants palatalized (`b u n` -> `b u nʲ`), with `b` never
+    final and `v` in no word: `a l b` -> `a l bʲ` (two held-out rows make `b` a known
+    token) and `k a v` -> `k a vʲ` (read by its IPA features), through the tables
+    and the interpreter alike."""
+    rows = [["b u n", "b u nʲ"], ["s k u m p", "s k u m pʲ"], ["v e s e l", "v e s e lʲ"], ["o m", "o mʲ"],
+            ["b o ɡ a t", "b o ɡ a tʲ"], ["p o r", "p o rʲ"], ["l u p", "l u pʲ"], ["d o m n", "d o m nʲ"],
+            ["a l b", "?"], ["o r b", "?"]]
+    model = learn_model(read_pairs(rows), jobs=LEARN_JOBS)
+    pm = model.only_pair()
+    for word, want in [("a l b", "a l bʲ"), ("o r b", "o r bʲ"), ("k a v", "k a vʲ")]:
+        tokens = tuple(word.split())
+        assert " ".join(pm.predict(tokens)) == want
+        assert " ".join(pm.interpret(tokens, model.features)) == want
