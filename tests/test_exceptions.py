@@ -276,3 +276,29 @@ def test_maximal_rows_match_an_enumeration(seed, block):
     # it lies within a kept one.
     for columns in combinations(range(min(width, 6)), 2):
         assert table[:, columns].all(axis=1).any() == table[kept][:, columns].all(axis=1).any()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_cover_told_whether_the_rule_is_tolerated_finds_what_it_finds_asking_itself(seed):
+    # Selection asks `tolerates` before `cover` and passes the answer on: the same
+    # exceptions as `cover` asking itself, and none where not tolerated.
+    rng = random.Random(seed)
+    n, atoms = rng.randint(8, 40), rng.randint(3, 14)
+    index = _random_index(rng, n, atoms, rng.choice([0.3, 0.5]))
+    need_rows = sorted(rng.sample(range(n), n // 3))
+    need, needed = bits(need_rows), Positives(-2, need_rows)
+    options = Options(variant="token", max_conjuncts=rng.choice([2, 3]))
+    asking, told = (Exceptions(index, need, needed, n, options, [], slots_of([needed])) for _ in range(2))
+    danger = (1 << len(need_rows)) - 1
+    undecided = (1 << n) - 1
+    # Mostly wrong where the tokens must stay (`Identity` exceptions), else anywhere.
+    stay = [k for k in range(n) if not need >> k & 1]
+    for k in range(8):
+        rows = stay if rng.random() < 0.7 else range(n)
+        wrong = bits(rng.sample(rows, rng.randint(1, min(3, len(rows)))))
+        gain = rng.choice([1, 2, 5, 20, 60])
+        expected = asking.cover(k, wrong, danger, gain, undecided)
+        got = told.cover(k, wrong, danger, gain, undecided, told.tolerates(gain, wrong))
+        assert (None if got is None else [(e.text, e.fires) for e in got]) == (
+            None if expected is None else [(e.text, e.fires) for e in expected]
+        )

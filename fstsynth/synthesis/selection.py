@@ -167,16 +167,19 @@ def _select(
             key = heap[0]
             if best is not None and key > best_key:
                 break  # every key left is a lower bound past the best
-            heapq.heappop(heap)
             past = key // m  # -gain when pushed
             rank = key - past * m
             k = order[rank]
             gain = (gainable[k] & undecided_at[group_of[k]]).bit_count()
             if gain == 0:
+                heapq.heappop(heap)
                 continue  # never again: undecided only shrinks
             if gain != -past:
-                heapq.heappush(heap, -gain * m + rank)
+                # Popped and pushed back with its gain now, in one sift: the keys are
+                # ints, so the pops come in the same order whatever the heap's layout.
+                heapq.heapreplace(heap, -gain * m + rank)
                 continue
+            heapq.heappop(heap)
             cand = found[k]
             wrong = wrong_at.get(k, cand.wrong_where) & undecided
             if k not in wrong_at:
@@ -194,7 +197,7 @@ def _select(
                     aside.append(key)
                     continue
                 danger = undecided_at[exceptions.needed.number]
-                excepting = exceptions.cover(k, wrong, danger, gain, undecided) if gain > 1 else None
+                excepting = exceptions.cover(k, wrong, danger, gain, undecided, tolerated) if gain > 1 else None
                 if excepting is None or gain <= len(excepting):
                     waiting.setdefault(witness(wrong), []).append(key)
                     wrong_at[k] = wrong
