@@ -196,8 +196,7 @@ def learn(
                 f"  {model.columns[s]} -> {model.columns[t]}: rules per pass [{per_pass}], "
                 f"training pairs reproduced {pm.train_correct}/{pm.train_total}"
                 + (
-                    f" (rules learned from a sample of {pm.sampled:,}: pairs evenly spaced, then pairs a program "
-                    "learned from those got wrong, then more evenly spaced)"
+                    f" (rules learned from a sample of {pm.sampled:,} pairs evenly spaced)"
                     if pm.sampled is not None
                     else ""
                 )

@@ -1,4 +1,4 @@
-"""Learning past `Options.fit_rows` rows: from a sample and the rows it gets wrong
+"""Learning past `Options.fit_rows` rows: from that many rows evenly spaced
 (`synthesis.variant.fit`)."""
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ def test_past_fit_rows_a_sample_and_the_rows_it_missed(pairs):
     predicted = run_many(result.program, [src for src, _ in pairs], {})
     assert result.train_total == len(pairs)
     assert result.train_correct == sum(p == tgt for p, (_, tgt) in zip(predicted, pairs))
-    # The second program learned from the rows the first got wrong too: never kept if
-    # it reproduces fewer rows than the first, learned from the evenly spaced 8 alone.
+    # Learned from 12 rows evenly spaced: it reproduces no fewer rows than a program
+    # learned from the evenly spaced 8 alone.
     first = learn_variant([pairs[i * 20 // 8] for i in range(8)], {}, TOKEN)
     first_right = sum(p == tgt for p, (_, tgt) in zip(run_many(first.program, [s for s, _ in pairs], {}), pairs))
     assert result.train_correct >= first_right
@@ -65,11 +65,9 @@ def test_the_model_says_its_program_was_learned_from_a_sample():
     assert learn_model(problem, TOKEN).pairs[(0, 1)].sampled is None
 
 
-def test_a_second_sample_fills_the_budget_beyond_the_missed_rows():
-    # 20 rows: "a" is written "b", but in one odd word at row 1, which the 8 evenly
-    # spaced rows (0, 2, 5, ...) do not hold; the first program gets only it wrong.
-    # The second program learns from the 8, that row and 3 more evenly spaced rows,
-    # the whole budget of 12, not from the 9 where the odd row would weigh one in nine.
+def test_the_sample_fills_the_budget():
+    # 20 rows: "a" is written "b", but in one odd word at row 1. The program learns from
+    # the whole budget of 12 rows evenly spaced.
     words = ["ta", "ka", "pa", "sa", "ma", "na", "la", "ra", "da", "ga",
              "fa", "va", "za", "ha", "ja", "wa", "ya", "xa", "qa", "ca"]
     pairs = [(tuple(w), tuple(w[0] + "b")) for w in words]
@@ -79,3 +77,22 @@ def test_a_second_sample_fills_the_budget_beyond_the_missed_rows():
     assert result.train_total == 20
     # Up to `fit_rows` rows, no sample at all.
     assert fit(pairs, {}, replace(TOKEN, fit_rows=20)).sampled is None
+
+
+def test_the_sample_is_the_rows_evenly_spaced_not_weighted_to_the_missed_ones():
+    # 20 rows: "a" is written "b", but in one odd word at row 4, which neither 8 nor 12
+    # rows evenly spaced hold. A sample topped up with the rows a first program gets
+    # wrong would hold it, and weigh it beyond its share (the greedy selection then
+    # bends common rules to such rows: German spelling -> IPA at 10,000 pairs, 353 of
+    # 500 held-out words against 379): the program learns from the 12 evenly spaced
+    # rows as they are, and misses the odd one.
+    words = ["ta", "ka", "pa", "sa", "ma", "na", "la", "ra", "da", "ga",
+             "fa", "va", "za", "ha", "ja", "wa", "ya", "xa", "qa", "ca"]
+    pairs = [(tuple(w), tuple(w[0] + "b")) for w in words]
+    pairs[4] = (tuple("ma"), tuple("mc"))
+    options = replace(TOKEN, fit_rows=12)
+    result = fit(pairs, {}, options)
+    evenly_spaced = [pairs[i * 20 // 12] for i in range(12)]
+    assert pairs[4] not in evenly_spaced
+    assert str(result.program) == str(learn_variant(evenly_spaced, {}, TOKEN).program)
+    assert (result.sampled, result.train_correct, result.train_total) == (12, 19, 20)

@@ -98,10 +98,9 @@ class Options:
     # (1,000 spelling -> IPA pairs: the same program from 300 as from 1,000, learned
     # in 28 s instead of 46 s.)
     cv_rows: int = 300
-    # Past this many rows, a program is learned from a sample of them (`variant.fit`):
-    # two thirds evenly spaced, then the rows the program learned from those gets wrong,
-    # up to this many in all; the program reproducing the most rows of all is kept
-    # (learning grows faster than linearly with the rows, and its memory with them).
+    # Past this many rows, a program is learned from this many of them, evenly spaced
+    # (`variant.fit`): learning grows faster than linearly with the rows, and its
+    # memory with them.
     # None: always from all rows.
     fit_rows: int | None = 3000
     # A broad rule wrong only on examples that need no change may be taken with up to
