@@ -5,7 +5,8 @@ Public API:
     program_machines(program, tokens, features, deadline=None) -> list[PassMachine]
     program_tables(program, alphabet, features, deadline=None) -> fstsynth.tables.Tables
     program_tokens(program, alphabet), pass_tags(program)
-    lowest_rule(mask, rules), to_words(masks, rules), group_rows(matrix), TimeLimitError,
+    lowest_rule(mask, rules), to_words(masks, rules), mask_bytes(masks, rules), mask_array(masks, rules),
+    group_rows(matrix), TimeLimitError,
     check_deadline
 
 Every predicate of a pass reads the pass's input at a fixed offset or along a tier, so
@@ -49,6 +50,7 @@ from __future__ import annotations
 import math
 
 import functools
+import io
 import time
 from dataclasses import dataclass
 from typing import Iterable, Mapping, NamedTuple, Sequence
@@ -146,11 +148,42 @@ def mask_words(rules: int) -> int:
 def to_words(masks: Sequence[int], rules: int) -> np.ndarray:
     """Python-int masks as rows of uint64 words."""
     words = mask_words(rules)
-    out = np.zeros((len(masks), words), dtype=np.uint64)
-    for w in range(words):
-        shift = 64 * w
-        out[:, w] = [(m >> shift) & 0xFFFFFFFFFFFFFFFF for m in masks]
-    return out
+    return np.frombuffer(mask_bytes(masks, rules), dtype="<u8").astype(np.uint64).reshape(len(masks), words)
+
+
+#: Rows of mask words gathered at once while a pass's masks are written out.
+MASK_ROWS_BLOCK = 65_536
+
+
+def mask_bytes(masks: Sequence[int], rules: int) -> bytes:
+    """`to_words`' rows as little-endian bytes (the tables' `<u8`). Each distinct mask is
+    cut into words once, and the rows are gathered a block at a time into one buffer,
+    made to the final size at once: no array of every row precedes the bytes, nor a
+    list of them (German spelling at 10,000 pairs: 11.5M left states, 1.7 GB of mask
+    words; the array and its bytes were 3.3 GB at once). A `BytesIO`'s value is its
+    buffer, not a copy, where nothing else views it."""
+    size = 8 * mask_words(rules)
+    number: dict[int, int] = {}
+    index = np.fromiter((number.setdefault(m, len(number)) for m in masks), dtype=np.int64, count=len(masks))
+    cut = io.BytesIO()
+    for mask in number:
+        cut.write(mask.to_bytes(size, "little"))
+    del number
+    distinct = np.frombuffer(cut.getvalue(), dtype=np.uint8).reshape(-1, size)
+    del cut
+    out = io.BytesIO()
+    if len(masks):
+        out.seek(len(masks) * size - 1)
+        out.write(b"\0")
+        out.seek(0)
+    for lo in range(0, len(masks), MASK_ROWS_BLOCK):
+        out.write(distinct[index[lo : lo + MASK_ROWS_BLOCK]].data)
+    return out.getvalue()
+
+
+def mask_array(masks: Sequence[int], rules: int) -> Array:
+    """Python-int masks as the tables' array of uint64 words (`mask_bytes`)."""
+    return Array("<u8", (len(masks), mask_words(rules)), mask_bytes(masks, rules))
 
 
 def from_words(row: np.ndarray) -> int:
@@ -245,7 +278,8 @@ def _side_automaton(
     for nothing are never built (a German spelling pass has the product of the
     signatures of every offset); minimization (Moore) then merges what only later
     steps tell apart. States are numbered in the order a breadth-first walk over the
-    symbols finds them, a block of states at a time with numpy.
+    symbols finds them; the walk steps what a step reads of the states (their rests),
+    a block at a time with numpy.
     """
     width = side.width
     tier_names = sorted(side.tier_feats)
@@ -324,71 +358,104 @@ def _side_automaton(
             out[:, :, held_at + 1 :] = states[:, None, held_at : size - 1]
         return out
 
-    # States with one *rest* (`_StateLayout.rest`) share their successors, which are
-    # found, stored and minimized once per rest.
+    # A step reads only a state's *rest* (`_StateLayout.rest`): what the state holds
+    # besides (what lies at distance 0, the farthest held token: its *own* components)
+    # is observed there and shifted out. So the walk steps rests, not states, and keeps
+    # per rest and read the successor's rest and own components, never the states
+    # themselves (German spelling at 10,000 pairs: 20,809 rests, 9.2M states, whose
+    # dictionary of bytes and arrays were 3.4 GB). The states are numbered after the
+    # walk, in the order the breadth-first walk meets them.
     rest_at = layout.rest
-    # States are stored as int32 (mask numbers, tokens and -1 fit): the states and the
-    # dictionary of their bytes are most of a large pass's memory (German spelling at
-    # 10,000 pairs: 9.2M states before minimization).
-    found: list[np.ndarray] = [np.array([start], dtype=np.int32).reshape(1, size)]
-    state_ids: dict[bytes, int] = {found[0][0].tobytes(): 0}
+    own_at = [j for j in range(size) if j not in set(rest_at)]
     rest_ids: dict[bytes, int] = {}
-    rest_rows: list[np.ndarray] = []  # per rest: the successor of its states on each read
-    state_rest: list[np.ndarray] = []
+    rest_blocks: list[np.ndarray] = []  # the rests in order of number, a block at a time
+
+    def rest_numbers(rests: np.ndarray) -> np.ndarray:
+        """The number of each row of `rests` (int32), new ones numbered in order."""
+        number, firsts = group_rows(rests)
+        ids = np.empty(len(firsts), dtype=np.int32)
+        fresh = []
+        for g, f in enumerate(firsts):
+            key = rests[f].tobytes()
+            found = rest_ids.get(key)
+            if found is None:
+                found = rest_ids[key] = len(rest_ids)
+                fresh.append(f)
+            ids[g] = found
+        if fresh:
+            rest_blocks.append(rests[fresh])
+        return ids[number]
+
+    start_state = np.array([start], dtype=np.int64)
+    rest_numbers(start_state[:, rest_at].astype(np.int32))
+    next_rest: list[np.ndarray] = []  # per rest and read: the successor's rest
+    next_own: list[np.ndarray] = []  # ... and its own components
     block = max(1, STEP_BLOCK_CELLS // max(1, len(reads) * size))
-    k = 0  # found[k] is the next array of states to step from
-    while k < len(found):
-        for lo in range(0, len(found[k]), block):
+    k = 0  # rest_blocks[k] is the next block of rests to step from
+    while k < len(rest_blocks):
+        for lo in range(0, len(rest_blocks[k]), block):
             check_deadline(deadline)
-            frontier = found[k][lo : lo + block]
-            rests = np.ascontiguousarray(frontier[:, rest_at])
-            number, firsts = group_rows(rests)
-            keys = [rests[f].tobytes() for f in firsts]
-            todo = [f for f, key in zip(firsts, keys) if key not in rest_ids]
-            if todo:
-                succ = step(frontier[todo]).reshape(len(todo) * len(reads), size).astype(np.int32)
-                succ_number, succ_firsts = group_rows(succ)
-                ids = np.empty(len(succ_firsts), dtype=np.int32)
-                fresh = []
-                for g, f in enumerate(succ_firsts):
-                    key = succ[f].tobytes()
-                    s = state_ids.get(key)
-                    if s is None:
-                        s = state_ids[key] = len(state_ids)
-                        fresh.append(f)
-                    ids[g] = s
-                for f, row in zip(todo, ids[succ_number].reshape(len(todo), len(reads))):
-                    rest_ids[rests[f].tobytes()] = len(rest_rows)
-                    rest_rows.append(row)
-                if fresh:
-                    found.append(succ[fresh])
-            state_rest.append(np.array([rest_ids[key] for key in keys], dtype=np.int64)[number])
+            rests = rest_blocks[k][lo : lo + block]
+            frontier = np.zeros((len(rests), size), dtype=np.int64)  # own components: not read
+            frontier[:, rest_at] = rests
+            succ = step(frontier).reshape(len(rests) * len(reads), size)
+            next_rest.append(rest_numbers(succ[:, rest_at].astype(np.int32)).reshape(len(rests), len(reads)))
+            next_own.append(succ[:, own_at].astype(np.int32).reshape(len(rests), len(reads), len(own_at)))
+            del succ, frontier
         k += 1
-    table = np.stack(rest_rows) if rest_rows else np.zeros((0, len(reads)), dtype=np.int32)  # [rest, read]
-    rest_of = np.concatenate(state_rest)
-    states = np.concatenate(found)
-    # The walk's own structures go before minimization, the peak of a large side
-    # (German spelling at 10,000 pairs: 9.2M states, their dictionary ~1 GB).
-    del found, state_ids, rest_ids, rest_rows, state_rest
+    rest_states = np.concatenate(rest_blocks)
+    rest_ids.clear()
+    rest_blocks.clear()
+    # Every successor met, as (rest, own components), after the start state: the states
+    # are the distinct ones, numbered in order of first appearance.
+    met_rest = np.concatenate([np.zeros(1, dtype=np.int32), *(a.reshape(-1) for a in next_rest)])
+    met_own = np.concatenate([start_state[:, own_at].astype(np.int32),
+                              *(a.reshape(a.shape[0] * a.shape[1], len(own_at)) for a in next_own)])
+    del next_rest, next_own
+    state_of, firsts = _first_appearance(_column_codes([met_rest, *met_own.T], len(met_rest)))
+    table = _small_ints(state_of[1:]).reshape(len(rest_states), len(reads))  # [rest, read]
+    del state_of
+    rest_of = met_rest[firsts].astype(np.int64)
+    own_of = met_own[firsts]
+    del met_rest, met_own, firsts
+    rest_position = {j: i for i, j in enumerate(rest_at)}
+    own_position = {j: i for i, j in enumerate(own_at)}
+
+    def component(j: int, states: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Component j of the states (all, or those numbered)."""
+        if j in own_position:
+            return own_of[states, own_position[j]]
+        return rest_states[rest_of[states], rest_position[j]]
 
     # Observed in each state: its mask and the tokens copies read.
     mask_at = layout.observed
-    combination, combination_first = group_rows(states[:, mask_at])
-    state_masks = [masks.meet_all(states[f, mask_at].tolist()) for f in combination_first]
+    combination, combination_first = _first_appearance(_column_codes([component(j) for j in mask_at], len(rest_of)))
+    # Each distinct mask is kept once, as one int: combinations are many, and many
+    # meet to equal masks (German spelling at 10,000 pairs: 4.9M combinations, an int
+    # of 1,138 bits, 157 bytes, for each was 0.7 GB).
+    observed_ids = [component(j, combination_first).tolist() for j in mask_at]
     mask_number: dict[int, int] = {}
-    numbers = np.array([mask_number.setdefault(m, len(mask_number)) for m in state_masks], dtype=np.int64)
-    copied = states[:, [held_at + j for j in copy_at]]
-    observed = np.concatenate([numbers[combination][:, None], copied], axis=1)
-    block_of = _minimize(table, rest_of, observed)
+    numbers = np.fromiter(
+        (mask_number.setdefault(masks.meet_all([ids[k] for ids in observed_ids]), len(mask_number))
+         for k in range(len(combination_first))),
+        dtype=np.int64, count=len(combination_first),
+    )
+    del observed_ids
+    state_masks = list(mask_number)
+    del mask_number
+    copied = np.zeros((len(rest_of), len(copy_at)), dtype=np.int32)
+    for k, j in enumerate(copy_at):
+        copied[:, k] = component(held_at + j)
+    block_of = _minimize(table, rest_of, np.concatenate([numbers[combination][:, None], copied], axis=1))
     count = int(block_of.max()) + 1
     rep = np.zeros(count, dtype=np.int64)
-    rep[block_of[::-1]] = np.arange(len(states) - 1, -1, -1)  # the first state of each block
+    rep[block_of[::-1]] = np.arange(len(block_of) - 1, -1, -1)  # the first state of each block
     # A minimized state steps as its rest does: the rests' rows, not one row per state
     # (French spelling at 3,000 pairs: 507,901 states over 437 reads, 1.7 GB as int64,
     # but 7,514 rests).
     rests_used, rest_index = np.unique(rest_of[rep], return_inverse=True)
     next_by_rest = block_of[table[rests_used]]  # [rest used, read]
-    masks_min = [state_masks[int(combination[s])] for s in rep.tolist()]
+    masks_min = [state_masks[c] for c in numbers[combination[rep]].tolist()]
     copy_min = copied[rep].astype(np.int32).reshape(count, len(copy_at))
     return _compact(next_by_rest, rest_index.reshape(-1), class_read), int(block_of[0]), masks_min, copy_min
 
@@ -508,16 +575,68 @@ def group_rows(matrix: np.ndarray) -> tuple[np.ndarray, list[int]]:
     return inverse, first
 
 
+def _small_ints(values: np.ndarray) -> np.ndarray:
+    """`values` (non-negative) as int32 where they fit: half the memory of int64."""
+    return values.astype(np.int32) if len(values) == 0 or int(values.max()) < 2**31 else values
+
+
+def _column_codes(columns: Sequence[np.ndarray], rows: int) -> np.ndarray:
+    """One int64 per row of the integer `columns` (each `rows` long), equal exactly for
+    equal rows: mixed radix over the columns' ranges, the rows numbered afresh
+    (`_first_appearance`) where the radix would pass 2**62. Column by column, so no
+    2-d copy of the rows is made (German spelling at 10,000 pairs: 19.3M rows)."""
+    codes = np.zeros(rows, dtype=np.int64)
+    span = 1
+    for column in columns:
+        if rows == 0:
+            break
+        low, high = int(column.min()), int(column.max())
+        width = high - low + 1
+        if span * width >= 2**62:
+            codes = _first_appearance(codes)[0]
+            span = int(codes.max()) + 1
+        codes *= width
+        codes += column
+        codes -= low
+        span *= width
+    return codes
+
+
+def _first_appearance(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Number the distinct values of `codes` in order of first appearance: (the number of
+    each value, int64; the index of the first of each number). `group_rows` for one
+    column, without its list of firsts (a Python int each: 9.2M of them at German
+    spelling's 10,000 pairs)."""
+    n = len(codes)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    perm = np.argsort(codes, kind="stable")
+    ordered = codes[perm]
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    del ordered
+    group = np.cumsum(new) - 1  # per sorted position, its value's rank in sorted order
+    firsts = perm[new]  # the first index of each value (stable sort), in sorted order
+    del new
+    order = np.argsort(firsts)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    number = np.empty(n, dtype=np.int64)
+    number[perm] = rank[group]
+    return number, firsts[order]
+
+
 def _minimize(table: np.ndarray, rest_of: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """Moore's partition refinement: the block of each state, states in one block
-    having the same observation (a row of `observed`) and, for every read, successors
-    in one block. State s steps to `table[rest_of[s]]`: the successors' blocks are
-    compared once per rest."""
-    block, first = group_rows(observed)
+    """Moore's partition refinement: the block of each state (numbered in order of first
+    state), states in one block having the same observation (a row of `observed`) and,
+    for every read, successors in one block. State s steps to `table[rest_of[s]]`: the
+    successors' blocks are compared once per rest."""
+    block, first = _first_appearance(_column_codes(list(observed.T), len(observed)))
     count = len(first)
     while True:
         successors = group_rows(block[table])[0]  # per rest
-        block, first = group_rows(np.stack([block, successors[rest_of]], axis=1))
+        block, first = _first_appearance(_column_codes([block, successors[rest_of]], len(block)))
         if len(first) == count:
             return block
         count = len(first)
@@ -610,13 +729,13 @@ def build_pass_machine(
         left_row=Array.of(left_next.row, "<i4"),
         left_column=Array.of(left_next.column, "<i4"),
         left_start=left_start,
-        left_mask=Array.of(to_words(left_masks, m)),
+        left_mask=mask_array(left_masks, m),
         right_next=Array.of(right_next.next, "<i4"),
         right_row=Array.of(right_next.row, "<i4"),
         right_column=Array.of(right_next.column, "<i4"),
         right_start=right_start,
-        right_mask=Array.of(to_words(right_masks, m)),
-        class_mask=Array.of(to_words(class_masks, m)),
+        right_mask=mask_array(right_masks, m),
+        class_mask=mask_array(class_masks, m),
         start_mask=Array.of(to_words([start_mask], m)[0]),
         template_start=Array.of(template_start, "<i4"),
         template_kind=Array.of(template_kind, "<i4"),

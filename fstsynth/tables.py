@@ -68,6 +68,11 @@ __all__ = [
 WALKERS = ("word", "numpy", "compiled")
 #: Batches of fewer words than this are walked one at a time (array set-up costs more).
 SMALL_BATCH = 24
+#: Tables of fewer array values than this make the reference walker's lists at load
+#: (their check); larger ones are checked on the arrays, the lists made when first
+#: needed (a 1,000-pair German model, ~0.3M values: checking its arrays and then making
+#: the lists for one word took 45.5 ms against 34.4 ms for the lists alone).
+LISTS_AT_LOAD = 1 << 20
 
 
 class Outputs(NamedTuple):
@@ -119,15 +124,30 @@ class Tables:
         self.unk = self.index[UNK]
         if self.passes and self.passes[0].tags != 1:
             raise Error("damaged tables: the first pass reads tags")
-        # Every pass checked for range, as Python lists: what one word is walked with.
-        self._checked = tuple(
-            CheckedPass(p, len(self.tokens), self.passes[k + 1].tags if k + 1 < len(self.passes) else 1)
-            for k, p in enumerate(self.passes)
-        )
+        # Every pass checked for shape and range: damaged tables are refused here. Small
+        # tables are checked by making the Python lists one word is walked with
+        # (`_checked`, as cheap as checking the arrays); larger ones on their arrays, the
+        # lists made on the first such word: they are ten times the arrays (German
+        # spelling at 10,000 pairs: ~1 GB of lists for ~110 MB of arrays besides masks).
+        if sum(value.size for p in self.passes for value in p if isinstance(value, Array)) < LISTS_AT_LOAD:
+            self._checked  # noqa: B018 (made now: the check)
+        else:
+            for k, p in enumerate(self.passes):
+                check_ranges(p, len(self.tokens), self._next_tags(k))
+
+    def _next_tags(self, k: int) -> int:
+        return self.passes[k + 1].tags if k + 1 < len(self.passes) else 1
+
+    @cached_property
+    def _checked(self) -> tuple[CheckedPass, ...]:
+        """Every pass as Python lists (checked again): what one word is walked with."""
+        return tuple(CheckedPass(p, len(self.tokens), self._next_tags(k)) for k, p in enumerate(self.passes))
 
     def __getstate__(self) -> dict[str, Any]:
-        # What batches cache (numpy, the C walker) is made again where needed.
-        return {k: v for k, v in self.__dict__.items() if k not in ("_numpy", "_lookup", "_batch_walker")}
+        # What walkers cache (the lists, numpy, the C walker) is made again where needed.
+        return {
+            k: v for k, v in self.__dict__.items() if k not in ("_checked", "_numpy", "_lookup", "_batch_walker")
+        }
 
     def apply(self, word: Sequence[Token]) -> Word:
         """The program's output on `word` (unseen tokens read as UNK), by the reference walker."""
@@ -261,6 +281,64 @@ class Tables:
         the compact form of format version 6 on); Error if any is missing, of the
         wrong type or shape, or out of range."""
         return cls(tokens, passes_from_arrays(arrays, count, prefix, compact))
+
+
+def check_ranges(t: PassTables, tokens: int, next_tags: int) -> None:
+    """Error if a pass's arrays are not of the shapes, or not in the ranges, that
+    `fstsynth.table_format.CheckedPass` checks (the same checks, on the arrays' bytes:
+    no list of their values is made, nor numpy imported)."""
+    rules = t.rules
+    words = (rules + 63) // 64 or 1
+
+    def need(ok: bool, what: str) -> None:
+        if not ok:
+            raise Error(f"damaged tables: {what}")
+
+    def within(a: Array, bound: int, what: str) -> None:
+        values = _values(a)
+        need(len(values) > 0 and min(values) >= 0 and max(values) < bound, what)
+
+    def two_d(a: Array) -> tuple[int, int]:
+        return (a.shape[0], a.shape[1]) if len(a.shape) == 2 else (0, 0)
+
+    classes, class_words = two_d(t.class_mask)
+    need(classes >= 1 and class_words == words, "class masks")
+    tags, symbols = two_d(t.symbol_class)
+    need(tags >= 1 and symbols == tokens, "symbol classes")
+    within(t.symbol_class, classes, "symbol classes")
+    for name in ("left", "right"):
+        nxt, mask = getattr(t, f"{name}_next"), getattr(t, f"{name}_mask")
+        row, column = getattr(t, f"{name}_row"), getattr(t, f"{name}_column")
+        states = row.shape[0] if len(row.shape) == 1 else 0
+        rows, groups = two_d(nxt)
+        need(states >= 1 and groups >= 1 and rows >= 1, f"{name} automaton")
+        within(nxt, states, f"{name} automaton")
+        need(row.shape == (states,), f"{name} automaton")
+        within(row, rows, f"{name} automaton")
+        need(column.shape == (classes,), f"{name} automaton")
+        within(column, groups, f"{name} automaton")
+        need(two_d(mask)[1] == words, f"{name} masks")
+        start = getattr(t, f"{name}_start")
+        need(mask.shape[0] == states and 0 <= start < states, f"{name} states")
+    need(t.start_mask.shape == (words,), "start mask")
+    count = 2 * (rules + 1)
+    starts = t.template_start.tolist()
+    need(t.template_start.shape == (count + 1,) and starts[0] == 0, "templates")
+    need(all(a <= b for a, b in zip(starts, starts[1:])), "templates")
+    kinds, values = t.template_kind.tolist(), t.template_value.tolist()
+    need(t.template_kind.shape == t.template_value.shape == (starts[-1],), "templates")
+    need(not kinds or (min(kinds) >= CONSTANT and max(kinds) <= OFFSET), "template kinds")
+    need(all(0 <= v < tokens for k, v in zip(kinds, values) if k == CONSTANT), "template tokens")
+    need(t.out_tag.shape == (rules + 1,), "output tags")
+    within(t.out_tag, next_tags, "output tags")
+
+
+def _values(a: Array) -> "memoryview | list[int]":
+    """The values of an int32 array, without a list of them where the bytes are in
+    this machine's order."""
+    if sys.byteorder == "little" and a.dtype == "<i4":
+        return memoryview(a.data).cast("i")
+    return a.flat()
 
 
 #: The compiled walker's source, where a checkout has it (an installed package does not).

@@ -113,6 +113,50 @@ def test_saved_arrays_round_trip_and_damage_is_refused(tmp_path):
         Tables.from_arrays(tables.tokens, broken(first, arrays[first].numpy().astype(np.int32)), 2, "p.")
 
 
+def test_damage_is_refused_at_load_without_the_word_walkers_lists(monkeypatch):
+    """Loading large tables checks every array's shape and range on the arrays
+    themselves; the lists one word is walked with are made at the first such word, and
+    never pickled (German spelling at 10,000 pairs: ~1 GB of lists for ~110 MB of arrays
+    besides the masks). Small tables make them at load, their check."""
+    import pickle
+
+    import fstsynth.tables
+
+    program = random_program(random.Random(3), passes=2, max_rules=5, tiers=True)
+    tables = program_tables(program, ALPHABET, FEATURES)
+    arrays = tables.arrays()
+    assert "_checked" in vars(Tables.from_arrays(tables.tokens, arrays, len(tables.passes)))
+    monkeypatch.setattr(fstsynth.tables, "LISTS_AT_LOAD", 0)  # these tables as large ones
+    loaded = Tables.from_arrays(tables.tokens, arrays, len(tables.passes))
+    assert "_checked" not in vars(loaded)
+    word = random_word(random.Random(4), ALPHABET, 1, 8)
+    assert loaded.apply(word) == run(program, _mapped(loaded, word), FEATURES)
+    assert "_checked" in vars(loaded)
+    again = pickle.loads(pickle.dumps(loaded))
+    assert "_checked" not in vars(again) and again.apply(word) == loaded.apply(word)
+
+    def refused(key: str, value: Array) -> None:
+        with pytest.raises(Error, match="damaged tables"):
+            Tables.from_arrays(tables.tokens, {**arrays, key: value}, len(tables.passes))
+
+    for side in ("left", "right"):
+        row, mask, nxt = (arrays[f"pass1.{side}_{name}"].numpy() for name in ("row", "mask", "next"))
+        refused(f"pass1.{side}_row", Array.of(row[:-1] if len(row) > 1 else np.zeros(2, np.int32)))
+        refused(f"pass1.{side}_row", Array.of(np.full_like(row, nxt.shape[0])))
+        refused(f"pass1.{side}_row", Array.of(np.full_like(row, -1)))
+        refused(f"pass1.{side}_mask", Array.of(np.zeros((mask.shape[0], mask.shape[1] + 1), np.uint64)))
+        refused(f"pass1.{side}_mask", Array.of(np.zeros((mask.shape[0] + 1, mask.shape[1]), np.uint64)))
+        refused(f"pass1.{side}_start", Array.of(np.array(len(row), np.int32)))
+    classes = arrays["pass1.symbol_class"].numpy()
+    refused("pass1.symbol_class", Array.of(classes[:, :-1]))
+    refused("pass1.symbol_class", Array.of(np.full_like(classes, -1)))
+    refused("pass2.out_tag", Array.of(np.full_like(arrays["pass2.out_tag"].numpy(), 1)))
+    refused("pass1.start_mask", Array.of(np.zeros(2, np.uint64)))
+    starts = arrays["pass1.template_start"].numpy().copy()
+    starts[1], starts[2] = starts[2] + 1, starts[1]
+    refused("pass1.template_start", Array.of(starts))
+
+
 def test_the_steps_are_kept_as_distinct_rows_over_distinct_columns():
     """Each automaton's steps in compact form: no two rows and no two columns of
     `next` equal (else they would be one), and expanded, the full table."""
