@@ -160,6 +160,25 @@ def _mask_ints(a: Array, words: int) -> list[int]:
     return [from_bytes(data[k : k + step], "little") for k in range(0, len(data), step)]
 
 
+def checked_templates(t: PassTables, tokens: int) -> tuple[list[int], list[int], list[int]]:
+    """A pass's output templates as lists (where each starts, then every part's kind
+    and value); Error if they are not of the shapes, or in the ranges, a walker reads."""
+
+    def need(ok: bool, what: str) -> None:
+        if not ok:
+            raise Error(f"damaged tables: {what}")
+
+    count = 2 * (t.rules + 1)
+    starts = t.template_start.tolist()
+    need(t.template_start.shape == (count + 1,) and starts[0] == 0, "templates")
+    need(all(a <= b for a, b in zip(starts, starts[1:])), "templates")
+    kinds, values = t.template_kind.tolist(), t.template_value.tolist()
+    need(t.template_kind.shape == t.template_value.shape == (starts[-1],), "templates")
+    need(not kinds or (min(kinds) >= CONSTANT and max(kinds) <= OFFSET), "template kinds")
+    need(all(0 <= v < tokens for k, v in zip(kinds, values) if k == CONSTANT), "template tokens")
+    return starts, kinds, values
+
+
 class CheckedPass:
     """A pass's tables as Python lists and ints, checked for shape and range (what the
     reference walker reads: `fstsynth.word_walker.walk_word`). Masks are Python ints."""
@@ -223,14 +242,7 @@ class CheckedPass:
         need(t.start_mask.shape == (words,), "start mask")
         self.start_mask = _mask_ints(t.start_mask, words)[0]
         self.looks_right = len(self.right_next) > 1
-        count = 2 * (t.rules + 1)
-        starts = t.template_start.tolist()
-        need(t.template_start.shape == (count + 1,) and starts[0] == 0, "templates")
-        need(all(a <= b for a, b in zip(starts, starts[1:])), "templates")
-        kinds, values = t.template_kind.tolist(), t.template_value.tolist()
-        need(t.template_kind.shape == t.template_value.shape == (starts[-1],), "templates")
-        need(not kinds or (min(kinds) >= CONSTANT and max(kinds) <= OFFSET), "template kinds")
-        need(all(0 <= v < tokens for k, v in zip(kinds, values) if k == CONSTANT), "template tokens")
+        starts, kinds, values = checked_templates(t, tokens)
         #: Template d (d <= rules: at a position; rules + 1 + d: at the start position).
         self.templates = [tuple(zip(kinds[a:b], values[a:b])) for a, b in zip(starts, starts[1:])]
         self.out_tag = t.out_tag.flat()

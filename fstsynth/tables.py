@@ -42,6 +42,7 @@ from fstsynth.table_format import (
     OFFSET,
     UNK,
     CheckedPass,
+    checked_templates,
     Error,
     NumpyPass,
     PassTables,
@@ -321,14 +322,7 @@ def check_ranges(t: PassTables, tokens: int, next_tags: int) -> None:
         start = getattr(t, f"{name}_start")
         need(mask.shape[0] == states and 0 <= start < states, f"{name} states")
     need(t.start_mask.shape == (words,), "start mask")
-    count = 2 * (rules + 1)
-    starts = t.template_start.tolist()
-    need(t.template_start.shape == (count + 1,) and starts[0] == 0, "templates")
-    need(all(a <= b for a, b in zip(starts, starts[1:])), "templates")
-    kinds, values = t.template_kind.tolist(), t.template_value.tolist()
-    need(t.template_kind.shape == t.template_value.shape == (starts[-1],), "templates")
-    need(not kinds or (min(kinds) >= CONSTANT and max(kinds) <= OFFSET), "template kinds")
-    need(all(0 <= v < tokens for k, v in zip(kinds, values) if k == CONSTANT), "template tokens")
+    checked_templates(t, tokens)
     need(t.out_tag.shape == (rules + 1,), "output tags")
     within(t.out_tag, next_tags, "output tags")
 
