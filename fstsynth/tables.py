@@ -128,8 +128,8 @@ class Tables:
         # Every pass checked for shape and range: damaged tables are refused here. Small
         # tables are checked by making the Python lists one word is walked with
         # (`_checked`, as cheap as checking the arrays); larger ones on their arrays, the
-        # lists made on the first such word: they are ten times the arrays (German
-        # spelling at 10,000 pairs: ~1 GB of lists for ~110 MB of arrays besides masks).
+        # lists made on the first such word: they are several times the arrays (German
+        # spelling at 10,000 pairs: ~1 GB of lists besides the arrays).
         if sum(value.size for p in self.passes for value in p if isinstance(value, Array)) < LISTS_AT_LOAD:
             self._checked  # noqa: B018 (made now: the check)
         else:
