@@ -556,12 +556,8 @@ def group_rows(matrix: np.ndarray) -> tuple[np.ndarray, list[int]]:
     if matrix.shape[1] == 0:
         return np.zeros(matrix.shape[0], dtype=np.int64), [0] if matrix.shape[0] else []
     if matrix.shape[0] > 4096:  # many rows: numpy's sort beats a dictionary
-        rows = _row_codes(matrix)
-        _, firsts, inverses = np.unique(rows, return_index=True, return_inverse=True)
-        order = np.argsort(firsts, kind="stable")  # numbered in order of first appearance
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        return rank[inverses.reshape(-1)], firsts[order].tolist()
+        number, firsts = _first_appearance(_row_codes(matrix))
+        return number, firsts.tolist()
     ids: dict[bytes, int] = {}
     first: list[int] = []
     inverse = np.empty(matrix.shape[0], dtype=np.int64)
@@ -603,10 +599,10 @@ def _column_codes(columns: Sequence[np.ndarray], rows: int) -> np.ndarray:
 
 
 def _first_appearance(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Number the distinct values of `codes` in order of first appearance: (the number of
-    each value, int64; the index of the first of each number). `group_rows` for one
-    column, without its list of firsts (a Python int each: 9.2M of them at German
-    spelling's 10,000 pairs)."""
+    """Number the distinct values of `codes` (integers, or rows' bytes from `_row_codes`)
+    in order of first appearance: (the number of each value, int64; the index of the
+    first of each number). `group_rows` for one column, without its list of firsts (a
+    Python int each: 9.2M of them at German spelling's 10,000 pairs)."""
     n = len(codes)
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -614,7 +610,7 @@ def _first_appearance(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ordered = codes[perm]
     new = np.empty(n, dtype=bool)
     new[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    new[1:] = ordered[1:] != ordered[:-1]  # `!=`, not `np.not_equal`: codes may be bytes
     del ordered
     group = np.cumsum(new) - 1  # per sorted position, its value's rank in sorted order
     firsts = perm[new]  # the first index of each value (stable sort), in sorted order
