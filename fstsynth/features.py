@@ -160,12 +160,15 @@ def _bundle(feats: Mapping[str, bool], compared: Sequence[str]) -> tuple[bool, .
 
 
 class _Partners:
-    """The vowels of `features` with `feature` (the back vowels), as bundles over
-    `compared`: those with a partner without it (the same bundle) and those without
-    one. Tokens only read (`WithUnseen.unseen`) are left out: a partner must be a
-    segment the model knows."""
+    """The vowels of `features` with `feature` (the back vowels), as bundles over the
+    other features but the harmonic tiers (`compared`): those with a partner without it
+    (the same bundle) and those without one. Tokens only read (`WithUnseen.unseen`) are
+    left out: a partner must be a segment the model knows. `names`: every feature
+    name of `features`."""
 
-    def __init__(self, features: Features, feature: str, compared: Sequence[str]) -> None:
+    def __init__(self, features: Features, feature: str, names: Iterable[str]) -> None:
+        self.feature = feature
+        self.compared = compared = _compared(names, feature)
         unseen: Container[str] = getattr(features, "unseen", frozenset())
         known = [feats for tok, feats in features.items() if tok not in unseen and feats.get("vowel", False)]
         others = {_bundle(feats, compared) for feats in known if not feats.get(feature, False)}
@@ -186,13 +189,13 @@ class _Partners:
                 return True
         return False
 
+    def takes_part(self, feats: Mapping[str, bool]) -> bool:
+        """Whether a token of `feats` is on the harmonic tier: a vowel with the feature
+        (a back vowel), or one with a partner: `æ` of `a`, not `i` where no `ɯ`."""
+        if not feats.get("vowel", False):
+            return False
+        return bool(feats.get(self.feature, False)) or self.harmonic(_bundle(feats, self.compared))
 
-def _is_harmonic(feats: Mapping[str, bool], feature: str, compared: Sequence[str], partners: _Partners) -> bool:
-    """A vowel with `feature` (a back vowel), or one with a partner (`_Partners`): `æ`
-    of `a`, not `i` where no `ɯ`."""
-    if not feats.get("vowel", False):
-        return False
-    return bool(feats.get(feature, False)) or partners.harmonic(_bundle(feats, compared))
 
 
 def harmonic_tiers(features: Features) -> dict[Token, dict[str, bool]]:
@@ -216,9 +219,8 @@ def harmonic_tiers(features: Features) -> dict[Token, dict[str, bool]]:
     for feature in HARMONY:
         if feature not in names:
             continue
-        compared = _compared(names, feature)
-        partners = _Partners(features, feature, compared)
-        values = {tok: _is_harmonic(feats, feature, compared, partners) for tok, feats in features.items()}
+        partners = _Partners(features, feature, names)
+        values = {tok: partners.takes_part(feats) for tok, feats in features.items()}
         vowels = [tok for tok, feats in features.items() if feats.get("vowel", False)]
         neutral = any(not values[tok] for tok in vowels)
         # Some front vowel whose back partner differs in backness alone (`æ` `a`, `y`
@@ -270,10 +272,9 @@ def read_by_ipa(tokens: Iterable[Token], features: Features) -> dict[Token, dict
     for feature in HARMONY:
         name = harmonic_name(feature)
         if name in names:
-            compared = _compared(names, feature)
-            partners = _Partners(features, feature, compared)
+            partners = _Partners(features, feature, names)
             for feats in read.values():
-                feats[name] = _is_harmonic(feats, feature, compared, partners)
+                feats[name] = partners.takes_part(feats)
     return read
 
 
