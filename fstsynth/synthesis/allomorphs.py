@@ -32,16 +32,18 @@ from fstsynth.types import Features, Word
 SUFFIXED_SHARE = 0.75
 
 
+def _added_suffixes(pairs: Sequence[tuple[Word, Word]]) -> Counter[Word]:
+    """The suffixes the targets add to their whole source word, with the rows of each."""
+    return Counter(tgt[len(src) :] for src, tgt in pairs if len(tgt) > len(src) and tgt[: len(src)] == src)
+
+
 def suffix_allomorphs(pairs: Sequence[tuple[Word, Word]], features: Features) -> Counter[Word]:
     """The suffixes the targets add to their whole source word, with counts, where they
     are allomorphs of one shape (see the module doc): two or more distinct ones, every
     suffix a target adds of one length, on at least `SUFFIXED_SHARE` of the rows, with
     a vowel at each slot where any has one and a consonant where any has one; else
     empty."""
-    same: Counter[Word] = Counter()
-    for src, tgt in pairs:
-        if len(tgt) > len(src) and tgt[: len(src)] == src:
-            same[tgt[len(src) :]] += 1
+    same = _added_suffixes(pairs)
     # Every suffix of one length: one of another length (English -ɪz beside -s, -z) is
     # an insertion no feature rule makes, and the passes after the first, which see the
     # stem's last token no longer at the word's end, anchored its rules to no edge
@@ -69,12 +71,11 @@ def alternates_in(pairs: Sequence[tuple[Word, Word]], features: Features, featur
     it where the other has not (Finnish `-ssa`/`-ssä`, Hungarian `-nɒk`/`-nɛk` in
     backness). The evidence of a harmony: the harmonic tiers (`features.harmonic_tiers`)
     are read where it is shown."""
-    suffixes = {tgt[len(src) :] for src, tgt in pairs if len(tgt) > len(src) and tgt[: len(src)] == src}
-    by_shape: dict[tuple[Word, ...], list[Word]] = {}
-    for suffix in suffixes:
+    by_shape: dict[Word, list[Word]] = {}
+    for suffix in _added_suffixes(pairs):
         # The suffix with its vowels left out: suffixes of one shape differ in vowels only.
         shape = tuple(tok if not is_vowel(tok, features) else "" for tok in suffix)
-        by_shape.setdefault((shape,), []).append(suffix)
+        by_shape.setdefault(shape, []).append(suffix)
     for same in by_shape.values():
         for k, a in enumerate(same):
             for b in same[k + 1 :]:
