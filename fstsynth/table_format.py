@@ -7,6 +7,7 @@ Public API:
     pass_arrays(passes, prefix) -> dict[str, Array], passes_from_arrays(arrays, count, prefix, compact=True)
     identity_steps(next_array), COMPACT_FIELDS
     compiled_fields(passes) -> list[dict]
+    need(ok, what), checked_templates(t, tokens)  (the checks of loaded tables)
 
 Each pass is a bimachine (`fstsynth.bimachine`): a right automaton read right to left,
 a left automaton read left to right, and rule masks whose lowest common rule is the
@@ -160,14 +161,15 @@ def _mask_ints(a: Array, words: int) -> list[int]:
     return [from_bytes(data[k : k + step], "little") for k in range(0, len(data), step)]
 
 
+def need(ok: bool, what: str) -> None:
+    """Error("damaged tables: `what`") unless `ok`: the check of loaded tables."""
+    if not ok:
+        raise Error(f"damaged tables: {what}")
+
+
 def checked_templates(t: PassTables, tokens: int) -> tuple[list[int], list[int], list[int]]:
     """A pass's output templates as lists (where each starts, then every part's kind
     and value); Error if they are not of the shapes, or in the ranges, a walker reads."""
-
-    def need(ok: bool, what: str) -> None:
-        if not ok:
-            raise Error(f"damaged tables: {what}")
-
     count = 2 * (t.rules + 1)
     starts = t.template_start.tolist()
     need(t.template_start.shape == (count + 1,) and starts[0] == 0, "templates")
@@ -195,10 +197,6 @@ class CheckedPass:
     def __init__(self, t: PassTables, tokens: int, next_tags: int) -> None:
         self.rules = t.rules
         words = (t.rules + 63) // 64 or 1
-
-        def need(ok: bool, what: str) -> None:
-            if not ok:
-                raise Error(f"damaged tables: {what}")
 
         def rows(a: Array, width: int, what: str, bound: int | None = None) -> list[list[int]]:
             """The rows of a 2-d array `width` wide (values below `bound`, if given)."""

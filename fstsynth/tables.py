@@ -43,6 +43,7 @@ from fstsynth.table_format import (
     UNK,
     CheckedPass,
     checked_templates,
+    need,
     Error,
     NumpyPass,
     PassTables,
@@ -290,10 +291,6 @@ def check_ranges(t: PassTables, tokens: int, next_tags: int) -> None:
     no list of their values is made, nor numpy imported)."""
     rules = t.rules
     words = (rules + 63) // 64 or 1
-
-    def need(ok: bool, what: str) -> None:
-        if not ok:
-            raise Error(f"damaged tables: {what}")
 
     def within(a: Array, bound: int, what: str) -> None:
         values = _values(a)
