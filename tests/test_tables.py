@@ -116,8 +116,8 @@ def test_saved_arrays_round_trip_and_damage_is_refused(tmp_path):
 def test_damage_is_refused_at_load_without_the_word_walkers_lists(monkeypatch):
     """Loading large tables checks every array's shape and range on the arrays
     themselves; the lists one word is walked with are made at the first such word, and
-    never pickled (German spelling at 10,000 pairs: ~1 GB of lists for ~110 MB of arrays
-    besides the masks). Small tables make them at load, their check."""
+    never pickled (German spelling at 10,000 pairs: ~1 GB of lists). Small tables make
+    them at load, their check."""
     import pickle
 
     import fstsynth.tables
