@@ -11,9 +11,11 @@
  *     dict per pass with the fields of `fstsynth.table_format.PassTables` (ints, and the
  *     little-endian bytes of its arrays) and their sizes `tags`, `classes`, `lefts`,
  *     `rights`, `left_rows`, `left_groups`, `right_rows`, `right_groups`,
- *     `next_tags`. Every array is checked for size and range here. An automaton's
- *     steps are expanded to one table where it has at most `full_steps_max` entries
- *     (tests set 0 to walk the compact form).
+ *     `left_masks`, `right_masks` (distinct masks), `next_tags`. Every array is
+ *     checked for size and range here. An automaton's
+ *     steps are expanded to one table where it has at most `full_steps_max` entries,
+ *     and its masks to one row per state where those have at most `full_steps_max`
+ *     words (tests set 0 to walk the compact form).
  * Walker.apply_block(data, sep) -> None | (bytes, list[int])
  *     data: complete lines (ending with a newline) of tokens separated by single
  *     spaces, valid UTF-8 (the caller checks that, and NFC). Each line's word is walked
@@ -57,11 +59,17 @@ static inline int32_t step(const Steps *s, int32_t state, int32_t c) {
 }
 
 typedef struct {
-    int rules, words, tags, classes, lefts, rights, left_start, right_start;
+    int rules, words, tags, classes, lefts, rights, left_start, right_start, left_masks, right_masks;
     int32_t *symbol_class;   /* tags x tokens: a symbol's class */
     Steps left_steps, right_steps;
-    uint64_t *left_mask;     /* lefts x words */
-    uint64_t *right_mask;    /* rights x words */
+    /* The distinct masks (left_masks x words), and where each state's starts in them
+     * (its number x words); or, where the states' rows are few (`expand_masks`), a row
+     * per state (lefts x words) and no left_mask_at: the walk then reads a state's
+     * mask at state x words, without the lookup. */
+    uint64_t *left_mask;
+    int32_t *left_mask_at;
+    uint64_t *right_mask;
+    int32_t *right_mask_at;
     uint64_t *class_mask;    /* classes x words */
     uint64_t *start_mask;    /* words */
     int32_t *template_start; /* 2 (rules + 1) + 1 */
@@ -186,9 +194,40 @@ static int read_steps(Steps *s, PyObject *d, const char *side, int states, int c
     return 0;
 }
 
+/* The mask number of each of `states` states (field `name`), checked to be below
+ * `masks`, premultiplied by `words`: where the state's mask starts. */
+static int32_t *read_mask_at(PyObject *d, const char *name, int states, int masks, int words) {
+    int32_t *at = get_array(d, name, states, 4);
+    if (!at) return NULL;
+    if (!in_range(at, states, 0, masks)) {
+        PyMem_Free(at);
+        damaged("masks");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < states; k++) at[k] *= words;
+    return at;
+}
+
+/* A side's masks as a row per state where those are at most `full_max` words (the
+ * mask lookup of each position saved: a small model walks as fast as when its tables
+ * kept a row per state); `*at` is then freed and NULL. */
+static int expand_masks(uint64_t **mask, int32_t **at, int states, int words, Py_ssize_t full_max) {
+    if ((Py_ssize_t)states * words > full_max) return 0;
+    uint64_t *rows = PyMem_Malloc((size_t)states * (size_t)words * sizeof(uint64_t));
+    if (!rows) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t k = 0; k < states; k++)
+        memcpy(rows + k * words, *mask + (*at)[k], (size_t)words * sizeof(uint64_t));
+    PyMem_Free(*mask);
+    PyMem_Free(*at);
+    *mask = rows;
+    *at = NULL;
+    return 0;
+}
+
 static void free_pass(Pass *p) {
     PyMem_Free(p->symbol_class); free_steps(&p->left_steps); free_steps(&p->right_steps);
     PyMem_Free(p->left_mask); PyMem_Free(p->right_mask); PyMem_Free(p->class_mask);
+    PyMem_Free(p->left_mask_at); PyMem_Free(p->right_mask_at);
     PyMem_Free(p->start_mask); PyMem_Free(p->template_start); PyMem_Free(p->template_kind);
     PyMem_Free(p->template_value); PyMem_Free(p->out_tag);
 }
@@ -199,10 +238,12 @@ static int read_pass(Pass *p, PyObject *d, int tokens, int tags_expected, Py_ssi
     if (get_int(d, "rules", &p->rules) < 0 || get_int(d, "tags", &p->tags) < 0 ||
         get_int(d, "classes", &p->classes) < 0 || get_int(d, "lefts", &p->lefts) < 0 ||
         get_int(d, "rights", &p->rights) < 0 || get_int(d, "left_start", &p->left_start) < 0 ||
-        get_int(d, "right_start", &p->right_start) < 0 || get_int(d, "next_tags", &next_tags) < 0)
+        get_int(d, "right_start", &p->right_start) < 0 || get_int(d, "next_tags", &next_tags) < 0 ||
+        get_int(d, "left_masks", &p->left_masks) < 0 || get_int(d, "right_masks", &p->right_masks) < 0)
         return -1;
     if (p->tags != tags_expected) return damaged("tags");
-    if (p->classes < 1 || p->lefts < 1 || p->rights < 1 || next_tags < 1) return damaged("sizes");
+    if (p->classes < 1 || p->lefts < 1 || p->rights < 1 || next_tags < 1 || p->left_masks < 1 || p->right_masks < 1)
+        return damaged("sizes");
     if (p->left_start >= p->lefts || p->right_start >= p->rights) return damaged("start states");
     p->words = p->rules ? (p->rules + 63) / 64 : 1;
     Py_ssize_t decisions = (Py_ssize_t)p->rules + 1, w = p->words;
@@ -210,8 +251,13 @@ static int read_pass(Pass *p, PyObject *d, int tokens, int tags_expected, Py_ssi
     if (!in_range(p->symbol_class, (Py_ssize_t)p->tags * tokens, 0, p->classes)) return damaged("symbol classes");
     if (read_steps(&p->left_steps, d, "left", p->lefts, p->classes, full_max) < 0) return -1;
     if (read_steps(&p->right_steps, d, "right", p->rights, p->classes, full_max) < 0) return -1;
-    if (!(p->left_mask = get_array(d, "left_mask", p->lefts * w, 8))) return -1;
-    if (!(p->right_mask = get_array(d, "right_mask", p->rights * w, 8))) return -1;
+    if ((int64_t)p->left_masks * w > INT32_MAX || (int64_t)p->right_masks * w > INT32_MAX) return damaged("sizes");
+    if (!(p->left_mask = get_array(d, "left_mask", p->left_masks * w, 8))) return -1;
+    if (!(p->right_mask = get_array(d, "right_mask", p->right_masks * w, 8))) return -1;
+    if (!(p->left_mask_at = read_mask_at(d, "left_mask_of", p->lefts, p->left_masks, p->words))) return -1;
+    if (!(p->right_mask_at = read_mask_at(d, "right_mask_of", p->rights, p->right_masks, p->words))) return -1;
+    if (expand_masks(&p->left_mask, &p->left_mask_at, p->lefts, w, full_max) < 0) return -1;
+    if (expand_masks(&p->right_mask, &p->right_mask_at, p->rights, w, full_max) < 0) return -1;
     if (!(p->class_mask = get_array(d, "class_mask", p->classes * w, 8))) return -1;
     if (!(p->start_mask = get_array(d, "start_mask", w, 8))) return -1;
     if (!(p->template_start = get_array(d, "template_start", 2 * decisions + 1, 4))) return -1;
@@ -352,40 +398,47 @@ static inline int emit(const Pass *p, int32_t t, Py_ssize_t at, const int32_t *i
 }
 
 /* One pass over the word in self->ids / self->tags; its output in self->out_ids /
- * self->out_tags (as `fstsynth.word_walker.walk_word`). */
-static int walk_pass(Walker *self, const Pass *p) {
+ * self->out_tags (as `fstsynth.word_walker.walk_word`). `left_rows`: the left masks
+ * are a row per state (`expand_masks`; a constant where it is inlined, so each form
+ * has its own loop). */
+static inline __attribute__((always_inline)) int walk_pass_as(Walker *self, const Pass *p, const int left_rows) {
     Py_ssize_t n = self->ids.n;
     const int32_t *ids = self->ids.v, *tags = self->tags.v;
     int words = p->words;
     if (ints_reserve(&self->cls, n) < 0 || ints_reserve(&self->rho, n) < 0) return -1;
     int32_t *cls = self->cls.v, *rho = self->rho.v;
     for (Py_ssize_t i = 0; i < n; i++) cls[i] = p->symbol_class[(Py_ssize_t)tags[i] * self->tokens + ids[i]];
+    /* rho[i]: where the mask of the right state at i starts (the state is read for
+     * nothing else). */
+    const int32_t *right_at = p->right_mask_at;
     int32_t state = p->right_start;
     if (p->rights > 1) {
         for (Py_ssize_t i = n - 1; i >= 0; i--) {
-            rho[i] = state;
+            rho[i] = right_at ? right_at[state] : state * words;
             state = step(&p->right_steps, state, cls[i]);
         }
     } else {
-        for (Py_ssize_t i = 0; i < n; i++) rho[i] = state;
+        for (Py_ssize_t i = 0; i < n; i++) rho[i] = right_at ? right_at[state] : state * words;
     }
     /* Room for the most any template writes, at every position and the start. */
     Py_ssize_t room = (n + 1) * p->widest, used = 0;
     if (ints_reserve(&self->out_ids, room) < 0 || ints_reserve(&self->out_tags, room) < 0) return -1;
     int32_t *out_ids = self->out_ids.v, *out_tags = self->out_tags.v;
+    const int32_t *left_at = p->left_mask_at;
     int32_t left = p->left_start;
-    int32_t d = decide(p->left_mask + (Py_ssize_t)left * words, p->start_mask,
-                       p->right_mask + (Py_ssize_t)state * words, words, p->rules);
+#define LEFT_MASK(s) (p->left_mask + (left_rows ? (Py_ssize_t)(s) * words : left_at[s]))
+    int32_t d = decide(LEFT_MASK(left), p->start_mask,
+                       p->right_mask + (right_at ? right_at[state] : (Py_ssize_t)state * words), words, p->rules);
     if (d > p->rules) return damaged("a decision outside the rules");
     if (emit(p, p->rules + 1 + d, -1, ids, n, p->out_tag[d], out_ids, out_tags, &used) < 0) return -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         int32_t c = cls[i];
-        d = decide(p->left_mask + (Py_ssize_t)left * words, p->class_mask + (Py_ssize_t)c * words,
-                   p->right_mask + (Py_ssize_t)rho[i] * words, words, p->rules);
+        d = decide(LEFT_MASK(left), p->class_mask + (Py_ssize_t)c * words, p->right_mask + rho[i], words, p->rules);
         if (d > p->rules) return damaged("a decision outside the rules");
         if (emit(p, d, i, ids, n, p->out_tag[d], out_ids, out_tags, &used) < 0) return -1;
         left = step(&p->left_steps, left, c);
     }
+#undef LEFT_MASK
     self->out_ids.n = self->out_tags.n = used;
     /* The output is the next pass's input. */
     Ints swap = self->ids;
@@ -395,6 +448,10 @@ static int walk_pass(Walker *self, const Pass *p) {
     self->tags = self->out_tags;
     self->out_tags = swap;
     return 0;
+}
+
+static int walk_pass(Walker *self, const Pass *p) {
+    return p->left_mask_at ? walk_pass_as(self, p, 0) : walk_pass_as(self, p, 1);
 }
 
 /* A growable byte buffer. */

@@ -163,11 +163,11 @@ class BatchPass:
       have more than `EXPANDED_STEPS_MAX` entries, both automata's steps (left, right)
       in the tables' compact form (`_CompactSteps`); decisions are then computed from
       the masks;
-    - the decision at a position is the lowest rule in left_mask[left] & class_mask[cls]
-      & right_mask[right]; the left and class masks together take few distinct values,
-      so `candidate_r[left * classes + cls]` numbers them (times `rights`) and
-      `decide[candidate_r + right]` is the decision (both None where the table would
-      be too large: computed from the masks);
+    - the decision at a position is the lowest rule in left_mask[left_mask_of[left]] &
+      class_mask[cls] & right_mask[right_mask_of[right]]; the left and class masks
+      together take few distinct values, so `candidate_r[left * classes + cls]`
+      numbers them (times `rights`) and `decide[candidate_r + right]` is the decision
+      (both None where the table would be too large: computed from the masks);
     - `start_decide[right]`: the start position's decision;
     - `lookup[symbol]`: for a pass that reads no context and writes one token per
       token, the next-pass symbol each symbol becomes (else None);
@@ -194,7 +194,7 @@ class BatchPass:
     @classmethod
     def of(cls, np: Any, p: NumpyPass) -> "BatchPass":
         words = p.class_mask.shape[1]
-        classes, rights, lefts = p.class_mask.shape[0], p.right_mask.shape[0], p.left_mask.shape[0]
+        classes, rights, lefts = p.class_mask.shape[0], p.right_mask_of.shape[0], p.left_mask_of.shape[0]
         tags, tokens = p.symbol_class.shape
         candidate_r: Any = None
         decide: Any = None
@@ -204,15 +204,17 @@ class BatchPass:
             compact = (_CompactSteps.of(np, p.left_next, p.left_row, p.left_column),
                        _CompactSteps.of(np, p.right_next, p.right_row, p.right_column))
         else:
-            left = p.left_mask[:, None, :] & p.class_mask[None, :, :]  # [left, class, words]
+            # Over the distinct left masks, then per left state (its mask's row).
+            left = p.left_mask[:, None, :] & p.class_mask[None, :, :]  # [left mask, class, words]
             masks = np.ascontiguousarray(left.reshape(-1, words))
             first, inverse = _distinct_rows(np, masks)
+            inverse = inverse.reshape(-1, classes)[p.left_mask_of]  # [left, class]
         if compact is None and len(first) * rights <= DECISION_TABLE_MAX:
             candidate_r = (inverse.reshape(-1) * rights).astype(np.int32)
             decide = lowest_rules(np, masks[first][:, None, :] & p.right_mask[None, :, :], p.rules)
-            decide = decide.reshape(-1).astype(np.int32)
-        start_masks = (p.left_mask[p.left_start] & p.start_mask)[None, :] & p.right_mask
-        start_decide = lowest_rules(np, start_masks, p.rules).astype(np.int32)
+            decide = decide[:, p.right_mask_of].reshape(-1).astype(np.int32)  # [candidate, right]
+        start_masks = (p.left_mask[p.left_mask_of[p.left_start]] & p.start_mask)[None, :] & p.right_mask
+        start_decide = lowest_rules(np, start_masks, p.rules)[p.right_mask_of].astype(np.int32)
         sizes = np.diff(p.template_start).astype(np.int32)
         copies = bool(((p.template_kind == OFFSET) & (p.template_value != 0)).any())
         starts, kinds = p.template_start.tolist(), p.template_kind.tolist()
@@ -286,7 +288,8 @@ class BatchPass:
             p = self.p
             right = rho if rho is not None else np.full(count, p.right_start, dtype=np.int32)
             left_state = key if compact is not None else key // self.classes
-            masks = p.left_mask[left_state] & p.class_mask[cls] & p.right_mask[right]
+            left_mask = p.left_mask[p.left_mask_of.take(left_state)]
+            masks = left_mask & p.class_mask[cls] & p.right_mask[p.right_mask_of.take(right)]
             decision = lowest_rules(np, masks, p.rules).astype(np.int32)
         start_decision = None
         if self.rows is None or self.rows.has_start:

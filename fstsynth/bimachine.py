@@ -6,7 +6,7 @@ Public API:
     program_tables(program, alphabet, features, deadline=None) -> fstsynth.tables.Tables
     program_tokens(program, alphabet), pass_tags(program)
     lowest_rule(mask, rules), to_words(masks, rules), mask_bytes(masks, rules), mask_array(masks, rules),
-    group_rows(matrix), TimeLimitError,
+    group_rows(matrix), SideMasks, TimeLimitError,
     check_deadline
 
 Every predicate of a pass reads the pass's input at a fixed offset or along a tier, so
@@ -91,9 +91,10 @@ class PassMachine:
     `tables` are what applying the pass needs (`fstsynth.tables.PassTables`): the
     class of each symbol (`symbol_class[tag, token]`), the left automaton (from state
     s on class c to `left_next[left_row[s], left_column[c]]`: distinct rows of steps
-    over groups of classes, see `_compact`; `left_start`, `left_mask[state]`), the
-    right one read right to left (`right_next`, `right_row`, `right_column`,
-    `right_start`, `right_mask`), `class_mask[class]` and
+    over groups of classes, see `_compact`; `left_start`; the mask of state s is
+    `left_mask[left_mask_of[s]]`, each distinct mask kept once), the right one read
+    right to left (`right_next`, `right_row`, `right_column`, `right_start`,
+    `right_mask`, `right_mask_of`), `class_mask[class]` and
     `start_mask` (the rules whose offset-0 test holds at a token of the class, at the
     start position), and the templates. Masks are rows of uint64 words, rule r in bit
     r % 64 of word r // 64. Decisions are rule indices 0..rules-1, and `rules` for "no
@@ -151,33 +152,14 @@ def to_words(masks: Sequence[int], rules: int) -> np.ndarray:
     return np.frombuffer(mask_bytes(masks, rules), dtype="<u8").astype(np.uint64).reshape(len(masks), words)
 
 
-#: Rows of mask words gathered at once while a pass's masks are written out.
-MASK_ROWS_BLOCK = 65_536
-
-
 def mask_bytes(masks: Sequence[int], rules: int) -> bytes:
-    """`to_words`' rows as little-endian bytes (the tables' `<u8`). Each distinct mask is
-    cut into words once, and the rows are gathered a block at a time into one buffer,
-    made to the final size at once: no array of every row precedes the bytes, nor a
-    list of them (German spelling at 10,000 pairs: 11.5M left states, 1.7 GB of mask
-    words; the array and its bytes were 3.3 GB at once). A `BytesIO`'s value is its
-    buffer, not a copy, where nothing else views it."""
+    """`to_words`' rows as little-endian bytes (the tables' `<u8`): each mask cut into
+    its words once, into one buffer (a `BytesIO`'s value is its buffer, not a copy,
+    where nothing else views it)."""
     size = 8 * mask_words(rules)
-    number: dict[int, int] = {}
-    index = np.fromiter((number.setdefault(m, len(number)) for m in masks), dtype=np.int64, count=len(masks))
-    cut = io.BytesIO()
-    for mask in number:
-        cut.write(mask.to_bytes(size, "little"))
-    del number
-    distinct = np.frombuffer(cut.getvalue(), dtype=np.uint8).reshape(-1, size)
-    del cut
     out = io.BytesIO()
-    if len(masks):
-        out.seek(len(masks) * size - 1)
-        out.write(b"\0")
-        out.seek(0)
-    for lo in range(0, len(masks), MASK_ROWS_BLOCK):
-        out.write(distinct[index[lo : lo + MASK_ROWS_BLOCK]].data)
+    for mask in masks:
+        out.write(mask.to_bytes(size, "little"))
     return out.getvalue()
 
 
@@ -200,6 +182,18 @@ class SideNext(NamedTuple):
     next: np.ndarray
     row: np.ndarray
     column: np.ndarray
+
+
+class SideMasks(NamedTuple):
+    """One side's masks: each distinct one once (`distinct`, Python ints), and the
+    number of each state's (`of`, int32)."""
+
+    distinct: list[int]
+    of: np.ndarray
+
+    def per_state(self) -> list[int]:
+        """The mask of each state (for tests and small automata)."""
+        return [self.distinct[k] for k in self.of.tolist()]
 
 
 class _TierSlots(NamedTuple):
@@ -263,9 +257,9 @@ def _side_automaton(
     classes: list[int],
     rules: int,
     deadline: float | None,
-) -> tuple["SideNext", int, list[int], np.ndarray]:
+) -> tuple["SideNext", int, SideMasks, np.ndarray]:
     """The deterministic automaton of one side, minimized: (its steps, start state,
-    mask per state, copied token per state and copy offset).
+    its masks and the mask of each state, copied token per state and copy offset).
 
     A state holds what the symbols already read decide about this position and the
     ones to come, as masks: per distance t = 0 .. width-1, the rules whose tests hold
@@ -455,9 +449,14 @@ def _side_automaton(
     # but 7,514 rests).
     rests_used, rest_index = np.unique(rest_of[rep], return_inverse=True)
     next_by_rest = block_of[table[rests_used]]  # [rest used, read]
-    masks_min = [state_masks[c] for c in numbers[combination[rep]].tolist()]
+    # The masks are kept once, and a mask number per state: every distinct mask is some
+    # block's (a block's states observe one mask), so `state_masks` are the distinct
+    # masks of the minimized states (German spelling at 10,000 pairs: 11.5M left states,
+    # 1.66 GB of mask words had each state its row).
+    mask_of = numbers[combination[rep]].astype(np.int32)
     copy_min = copied[rep].astype(np.int32).reshape(count, len(copy_at))
-    return _compact(next_by_rest, rest_index.reshape(-1), class_read), int(block_of[0]), masks_min, copy_min
+    steps = _compact(next_by_rest, rest_index.reshape(-1), class_read)
+    return steps, int(block_of[0]), SideMasks(state_masks, mask_of), copy_min
 
 
 def cell_test_masks(
@@ -725,12 +724,14 @@ def build_pass_machine(
         left_row=Array.of(left_next.row, "<i4"),
         left_column=Array.of(left_next.column, "<i4"),
         left_start=left_start,
-        left_mask=mask_array(left_masks, m),
+        left_mask=mask_array(left_masks.distinct, m),
+        left_mask_of=Array.of(left_masks.of, "<i4"),
         right_next=Array.of(right_next.next, "<i4"),
         right_row=Array.of(right_next.row, "<i4"),
         right_column=Array.of(right_next.column, "<i4"),
         right_start=right_start,
-        right_mask=mask_array(right_masks, m),
+        right_mask=mask_array(right_masks.distinct, m),
+        right_mask_of=Array.of(right_masks.of, "<i4"),
         class_mask=mask_array(class_masks, m),
         start_mask=Array.of(to_words([start_mask], m)[0]),
         template_start=Array.of(template_start, "<i4"),

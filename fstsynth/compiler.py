@@ -210,11 +210,13 @@ def _annotator(
     right."""
     t = m.tables.numpy()
     tokens = len(m.tokens)
-    rights = t.right_mask.shape[0]
+    rights = m.tables.rights
     right_next = t.right_table()
     lefts = LeftRules(t.left_mask)
-    # Right states share masks: each distinct one is annotated once per class.
-    mask_of, mask_first = group_rows(t.right_mask)
+    # Right states share masks: each distinct one is annotated once per class (the
+    # tables keep them once; grouped again, so that no reader relies on it).
+    mask_group, mask_first = group_rows(t.right_mask)
+    mask_of = mask_group[t.right_mask_of]
     right_masks = t.right_mask[mask_first]
     copy_offsets = m.right_copy_offsets
     sym_class = t.symbol_class.reshape(-1)
@@ -231,7 +233,7 @@ def _annotator(
             raise _TooManySymbols(symbols, counted_all=False)
     start_masks = t.start_mask[None, :] & right_masks
     start_kinds, start_first = right_groups(
-        m, LeftRules(t.left_mask[t.left_start][None, :]), start_masks, True, deadline, mask_of
+        m, LeftRules(t.left_mask[t.left_mask_of[t.left_start]][None, :]), start_masks, True, deadline, mask_of
     )
     symbols += len(start_first)
     if most_symbols is not None and symbols > most_symbols:
@@ -294,7 +296,7 @@ def _plain_reads(m: PassMachine, syms: _Symbols) -> _Read:
     tag, tok = np.divmod(np.arange(tokens * tags), tokens)
     cls = t.symbol_class.reshape(-1).astype(np.int64)
     labels = np.array([syms.symbol(m.tokens, int(k), m.in_tags[int(g)]) for g, k in zip(tag, tok)], dtype=np.int64)
-    mask = t.class_mask[cls] & t.right_mask[t.right_start]
+    mask = t.class_mask[cls] & t.right_mask[t.right_mask_of[t.right_start]]
     return _Read(labels, tok, tag, cls, mask, [{} for _ in range(len(labels))])
 
 
@@ -319,7 +321,7 @@ def _decider(
     (None: the pass does not look right; the start position's output is then written
     first, on epsilon-input arcs)."""
     t = m.tables.numpy()
-    lefts, count = t.left_mask.shape[0], len(reads.labels)
+    lefts, count = m.tables.lefts, len(reads.labels)
     left_next = t.left_table()
     q0 = lefts  # the start state, before the start position
     arcs = _Arcs(lefts + 1)
@@ -352,7 +354,8 @@ def _decider(
     src_parts, il_parts, ol_parts, dst_parts, tail_parts = [], [], [], [], []
     # Decisions of every (left state, read symbol), a block of symbols at a time, on
     # the distinct left masks (left states with one mask decide alike).
-    left_group, left_first = group_rows(t.left_mask)
+    mask_group, left_first = group_rows(t.left_mask)
+    left_group = mask_group[t.left_mask_of]
     left_masks = t.left_mask[left_first]
     block = max(1, DECIDER_BLOCK_CELLS // max(1, lefts * t.left_mask.shape[1]))
     lam = np.arange(lefts)
@@ -397,10 +400,11 @@ def _decider(
         tail_parts.append(tail.reshape(-1))
     # The start position.
     if start_reads is None:
-        d = int(lowest_rules(np, t.left_mask[t.left_start] & t.start_mask & t.right_mask[t.right_start], t.rules))
+        at_start = t.left_mask[t.left_mask_of[t.left_start]] & t.start_mask
+        d = int(lowest_rules(np, at_start & t.right_mask[t.right_mask_of[t.right_start]], t.rules))
         starts = [(0, *realize(d, True, -1, {}, {}))]
     else:
-        ds = lowest_rules(np, t.left_mask[t.left_start][None, :] & start_reads.mask, t.rules)
+        ds = lowest_rules(np, t.left_mask[t.left_mask_of[t.left_start]][None, :] & start_reads.mask, t.rules)
         starts = [
             (int(start_reads.labels[k]), *realize(d, True, -1, {}, start_reads.copies[k]))
             for k, d in enumerate(ds.tolist())
@@ -518,9 +522,9 @@ def compile_program(
         machines.append(m)
         done += len(pass_.rules)
         t = m.tables.numpy()
-        symbols, lefts = t.symbol_class.size, t.left_mask.shape[0]
+        symbols, lefts = t.symbol_class.size, m.tables.lefts
         if unbuilt is None and m.looks_right:
-            unbuilt = _too_large(k + 1, "annotator", t.right_mask.shape[0] + 1, symbols + 1)
+            unbuilt = _too_large(k + 1, "annotator", m.tables.rights + 1, symbols + 1)
         elif unbuilt is None:
             unbuilt = _too_large(k + 1, "decider", lefts + 1, symbols + 1)
         if unbuilt is not None:

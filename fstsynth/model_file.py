@@ -5,7 +5,7 @@ Public API:
     save_model(model, directory), load_model(directory) -> Model
     FarStages (where a loaded pair's transducers are), digest(data), sha256_of(path)
 
-A model directory (format version 5) holds
+A model directory (format version 7) holds
 - `model.json`: format name and version, options, features, columns, token inventory,
   the SHA-256 of every other file, per column pair its program (readable and as JSON),
   its token list and the FAR keys of its transducers in the order they apply (none, and
@@ -74,8 +74,10 @@ FORMAT_NAME = "fstsynth-model"
 #: the position itself, which a reader of version 3 would misread (an inclusive tier
 #: test as a plain one), so it refuses them as newer. 5: a pair may have no transducers
 #: (`unbuilt`), which a reader of version 4 would call damaged rather than newer. 6: the
-#: tables' steps in compact form (`fstsynth.table_format.PassTables`).
-FORMAT_VERSION = 6
+#: tables' steps in compact form (`fstsynth.table_format.PassTables`). 7: each
+#: automaton's distinct masks once, and a mask number per state (a reader of version 6
+#: would call the tables damaged).
+FORMAT_VERSION = 7
 MODEL_JSON = "model.json"
 MODEL_FAR = "model.far"
 MODEL_TABLES = "tables.npz"
@@ -530,7 +532,7 @@ def _v3_pair(
     )
     assert arrays is not None
     try:
-        tables = Tables.from_arrays(tokens, arrays, count, prefix, compact=version >= 6)
+        tables = Tables.from_arrays(tokens, arrays, count, prefix, compact=version >= 6, mask_numbers=version >= 7)
     except TablesError as exc:
         raise Error(f"{tables_path}: {exc}") from None
     return keys, tables, reason

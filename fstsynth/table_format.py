@@ -4,8 +4,9 @@ their validation.
 Public API:
     UNK, CONSTANT, OFFSET, Error, PassTables, NumpyPass, CheckedPass
     lowest_rule(mask, rules), lowest_rules(np, masks, rules)
-    pass_arrays(passes, prefix) -> dict[str, Array], passes_from_arrays(arrays, count, prefix, compact=True)
-    identity_steps(next_array), COMPACT_FIELDS
+    pass_arrays(passes, prefix) -> dict[str, Array],
+    passes_from_arrays(arrays, count, prefix, compact=True, mask_numbers=True)
+    identity_steps(next_array), COMPACT_FIELDS, MASK_NUMBER_FIELDS, distinct_rows(a)
     compiled_fields(passes) -> list[dict]
     need(ok, what), checked_templates(t, tokens)  (the checks of loaded tables)
 
@@ -22,6 +23,8 @@ or a read out of bounds), and the C walker checks the same on its side.
 
 from __future__ import annotations
 
+import array
+import sys
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Sequence
 
 from fstsynth.arrays import Array
@@ -55,7 +58,11 @@ class PassTables(NamedTuple):
     Each automaton's steps are kept compact: from state s on class c to
     `next[row[s], column[c]]`, `next` holding the distinct rows of steps over groups
     of classes the automaton reads alike (tables before format version 6 are one row
-    per state and one column per class: `identity_steps`)."""
+    per state and one column per class: `identity_steps`).
+
+    Each automaton's masks are kept once: `{side}_mask` holds the distinct masks (rows
+    of words), `{side}_mask_of[s]` the number of state s's (tables before format
+    version 7 keep a row per state: they read as masks numbered 0..states-1)."""
 
     rules: int
     symbol_class: Array
@@ -64,11 +71,13 @@ class PassTables(NamedTuple):
     left_column: Array
     left_start: int
     left_mask: Array
+    left_mask_of: Array
     right_next: Array
     right_row: Array
     right_column: Array
     right_start: int
     right_mask: Array
+    right_mask_of: Array
     class_mask: Array
     start_mask: Array
     template_start: Array
@@ -104,11 +113,13 @@ class NumpyPass(NamedTuple):
     left_column: "np.ndarray"
     left_start: int
     left_mask: "np.ndarray"
+    left_mask_of: "np.ndarray"
     right_next: "np.ndarray"
     right_row: "np.ndarray"
     right_column: "np.ndarray"
     right_start: int
     right_mask: "np.ndarray"
+    right_mask_of: "np.ndarray"
     class_mask: "np.ndarray"
     start_mask: "np.ndarray"
     template_start: "np.ndarray"
@@ -189,7 +200,7 @@ class CheckedPass:
     right_next: list[list[int]]
     left_column: list[int]
     right_column: list[int]
-    left_mask: list[int]
+    left_mask: list[int]  # per state, its (shared) mask
     right_mask: list[int]
     left_start: int
     right_start: int
@@ -227,15 +238,19 @@ class CheckedPass:
             nxt = rows(nxt_array, groups, f"{name} automaton", states)
             row_of = vector(row_array, states, f"{name} automaton", len(nxt))
             column_of = vector(column_array, classes, f"{name} automaton", groups)
-            need(len(mask_array.shape) == 2 and mask_array.shape[1] == words, f"{name} masks")
+            need(len(mask_array.shape) == 2 and mask_array.shape[1] == words and mask_array.shape[0] >= 1,
+                 f"{name} masks")
             masks = _mask_ints(mask_array, words)
+            mask_of = vector(getattr(t, f"{name}_mask_of"), states, f"{name} masks", len(masks))
             start = getattr(t, f"{name}_start")
-            need(len(masks) == states and 0 <= start < states, f"{name} states")
+            need(0 <= start < states, f"{name} states")
             # One list per state, the rows it shares: a step is two list lookups, as
-            # with a full table, but only the distinct rows are made.
+            # with a full table, but only the distinct rows are made. The same for the
+            # masks: per state a reference to its distinct mask's int (a lookup a
+            # position, as when the tables kept a row per state; no int per state).
             setattr(self, f"{name}_next", [nxt[r] for r in row_of])
             setattr(self, f"{name}_column", column_of)
-            setattr(self, f"{name}_mask", masks)
+            setattr(self, f"{name}_mask", [masks[k] for k in mask_of])
             setattr(self, f"{name}_start", start)
         need(t.start_mask.shape == (words,), "start mask")
         self.start_mask = _mask_ints(t.start_mask, words)[0]
@@ -263,6 +278,25 @@ def pass_arrays(passes: Sequence[PassTables], prefix: str = "") -> dict[str, Arr
 #: The fields tables before format version 6 lack: their steps are one row per state
 #: and one column per class (`identity_steps`).
 COMPACT_FIELDS = ("left_row", "left_column", "right_row", "right_column")
+#: The fields tables before format version 7 lack: their masks are one row per state
+#: (`distinct_rows` makes the distinct masks and numbers of them at load).
+MASK_NUMBER_FIELDS = ("left_mask_of", "right_mask_of")
+
+
+def distinct_rows(a: Array) -> tuple[Array, Array]:
+    """The distinct rows of a 2-d array (in order of first appearance), and the number
+    of each row among them (int32): an old model's masks of one row per state as the
+    masks kept once, so that it walks, and saves again, as a model of this version. A
+    dictionary of the rows' bytes, without numpy (loading does not import it); an
+    array not 2-d is left as it is, numbered as rows 0..n-1, for the checks to refuse."""
+    if len(a.shape) != 2 or a.size == 0:
+        return a, Array.range(a.shape[0] if a.shape else 0)
+    rows, step, data = a.shape[0], len(a.data) // a.shape[0], a.data
+    number: dict[bytes, int] = {}
+    of = array.array("i", (number.setdefault(data[k : k + step], len(number)) for k in range(0, len(data), step)))
+    if sys.byteorder != "little":
+        of.byteswap()
+    return Array(a.dtype, (len(number), a.shape[1]), b"".join(number)), Array("<i4", (rows,), of.tobytes())
 
 
 def identity_steps(next_array: Array) -> tuple[Array, Array]:
@@ -273,16 +307,19 @@ def identity_steps(next_array: Array) -> tuple[Array, Array]:
 
 
 def passes_from_arrays(
-    arrays: Mapping[str, Array], count: int, prefix: str = "", compact: bool = True
+    arrays: Mapping[str, Array], count: int, prefix: str = "", compact: bool = True, mask_numbers: bool = True
 ) -> list[PassTables]:
     """The passes saved by `pass_arrays` (`count` of them; `compact`: with the steps'
-    rows and columns, format version 6 on); Error if an array is missing or of the
+    rows and columns, format version 6 on; `mask_numbers`: with the distinct masks and
+    a mask number per state, version 7 on, the older rows per state made so at load:
+    `distinct_rows`); Error if an array is missing or of the
     wrong type or shape (ranges: `CheckedPass`)."""
     passes = []
+    absent = (() if compact else COMPACT_FIELDS) + (() if mask_numbers else MASK_NUMBER_FIELDS)
     for k in range(1, count + 1):
         values: dict[str, Any] = {}
         for name in PassTables._fields:
-            if not compact and name in COMPACT_FIELDS:
+            if name in absent:
                 continue
             key = f"{prefix}pass{k}.{name}"
             if key not in arrays:
@@ -300,6 +337,9 @@ def passes_from_arrays(
         if not compact:
             for side in ("left", "right"):
                 values[f"{side}_row"], values[f"{side}_column"] = identity_steps(values[f"{side}_next"])
+        if not mask_numbers:
+            for side in ("left", "right"):
+                values[f"{side}_mask"], values[f"{side}_mask_of"] = distinct_rows(values[f"{side}_mask"])
         passes.append(PassTables(**values))
     return passes
 
@@ -307,6 +347,11 @@ def passes_from_arrays(
 def _step_sizes(side: str, next_array: Array) -> dict[str, int]:
     rows, groups = next_array.shape if len(next_array.shape) == 2 else (0, 0)
     return {f"{side}_rows": rows, f"{side}_groups": groups}
+
+
+def _rows(a: Array) -> int:
+    """The rows of a 2-d array (0 if it is not 2-d: the C walker refuses it)."""
+    return a.shape[0] if len(a.shape) == 2 else 0
 
 
 def compiled_fields(passes: Sequence[PassTables]) -> list[dict[str, int | bytes]] | None:
@@ -323,6 +368,7 @@ def compiled_fields(passes: Sequence[PassTables]) -> list[dict[str, int | bytes]
             "rules": p.rules, "left_start": p.left_start, "right_start": p.right_start,
             "tags": p.tags, "classes": p.class_mask.shape[0], "lefts": p.lefts, "rights": p.rights,
             **_step_sizes("left", p.left_next), **_step_sizes("right", p.right_next),
+            "left_masks": _rows(p.left_mask), "right_masks": _rows(p.right_mask),
             "next_tags": passes[k + 1].tags if k + 1 < len(passes) else 1,
         })
     return out

@@ -4,7 +4,8 @@ Public API:
     Tables(tokens, passes), Tables.apply(word) -> Word,
     Tables.apply_many(words, walker=None) -> list[Word], Tables.outputs(words, walker=None) -> Outputs,
     Tables.walk_ids(tok, starts) -> (tok, starts), Tables.compiled(seen) -> fstsynth._walk.Walker | None
-    Tables.arrays(prefix) -> dict[str, Array], Tables.from_arrays(tokens, arrays, count, prefix, compact=True)
+    Tables.arrays(prefix) -> dict[str, Array],
+    Tables.from_arrays(tokens, arrays, count, prefix, compact=True, mask_numbers=True)
     Outputs, WALKERS, SMALL_BATCH
     (and, from `fstsynth.table_format`: UNK, CONSTANT, OFFSET, Error, PassTables, NumpyPass, lowest_rules)
 
@@ -277,12 +278,13 @@ class Tables:
     @classmethod
     def from_arrays(
         cls, tokens: Sequence[Token], arrays: Mapping[str, Array], count: int, prefix: str = "",
-        compact: bool = True,
+        compact: bool = True, mask_numbers: bool = True,
     ) -> "Tables":
         """The tables saved by `arrays` (with `count` passes; `compact`: their steps in
-        the compact form of format version 6 on); Error if any is missing, of the
-        wrong type or shape, or out of range."""
-        return cls(tokens, passes_from_arrays(arrays, count, prefix, compact))
+        the compact form of format version 6 on; `mask_numbers`: their masks kept once,
+        a number per state, version 7 on); Error if any is missing, of the wrong type
+        or shape, or out of range."""
+        return cls(tokens, passes_from_arrays(arrays, count, prefix, compact, mask_numbers))
 
 
 def check_ranges(t: PassTables, tokens: int, next_tags: int) -> None:
@@ -315,9 +317,13 @@ def check_ranges(t: PassTables, tokens: int, next_tags: int) -> None:
         within(row, rows, f"{name} automaton")
         need(column.shape == (classes,), f"{name} automaton")
         within(column, groups, f"{name} automaton")
-        need(two_d(mask)[1] == words, f"{name} masks")
+        masks, mask_words = two_d(mask)
+        need(masks >= 1 and mask_words == words, f"{name} masks")
+        mask_of = getattr(t, f"{name}_mask_of")
+        need(mask_of.shape == (states,), f"{name} masks")
+        within(mask_of, masks, f"{name} masks")
         start = getattr(t, f"{name}_start")
-        need(mask.shape[0] == states and 0 <= start < states, f"{name} states")
+        need(0 <= start < states, f"{name} states")
     need(t.start_mask.shape == (words,), "start mask")
     checked_templates(t, tokens)
     need(t.out_tag.shape == (rules + 1,), "output tags")

@@ -38,8 +38,9 @@ def _check_annotations(m: PassMachine) -> int:
     """`right_groups` against the full table for every class of `m` and its start
     position; the number of cases checked."""
     t = m.tables.numpy()
-    cases_ = [(t.left_mask, t.class_mask[c][None, :] & t.right_mask, False) for c in range(m.classes)]
-    cases_.append((t.left_mask[t.left_start][None, :], t.start_mask[None, :] & t.right_mask, True))
+    lefts, rights = t.left_mask[t.left_mask_of], t.right_mask[t.right_mask_of]  # a row per state
+    cases_ = [(lefts, t.class_mask[c][None, :] & rights, False) for c in range(m.classes)]
+    cases_.append((lefts[t.left_start][None, :], t.start_mask[None, :] & rights, True))
     for left_masks, masks, at_start in cases_:
         kinds, first = right_groups(m, LeftRules(left_masks), masks, at_start, None)
         expected_kinds, expected_first = _annotations_from_the_full_table(m, left_masks, masks, at_start)
@@ -81,9 +82,9 @@ def test_right_states_whose_extra_rules_never_decide_share_an_annotation():
     tokens = tuple(sorted(program_tokens(program, ALPHABET, FEATURES)))
     (m,) = program_machines(program, tokens, FEATURES)
     t = m.tables.numpy()
-    masks = t.class_mask[t.symbol_class[0, tokens.index("a")]][None, :] & t.right_mask
+    masks = t.class_mask[t.symbol_class[0, tokens.index("a")]][None, :] & t.right_mask[t.right_mask_of]
     assert len({int(row[0]) & 3 for row in masks}) == 3  # {0, 1}, {0} and none of them
     kinds, first = right_groups(m, LeftRules(t.left_mask), masks, False, None)
-    expected_kinds, expected_first = _annotations_from_the_full_table(m, t.left_mask, masks, False)
+    expected_kinds, expected_first = _annotations_from_the_full_table(m, t.left_mask[t.left_mask_of], masks, False)
     assert kinds.tolist() == expected_kinds.tolist() and first == expected_first
     assert len(first) < len(group_rows(masks)[1])

@@ -97,8 +97,9 @@ def test_a_pass_with_a_large_left_x_right_table_compiles_in_bounded_memory():
     finally:
         tracemalloc.stop()
     t = compiled.machines[0].tables.numpy()
-    table = t.left_mask.shape[0] * t.right_mask.shape[0] * t.left_mask.shape[1] * 8  # bytes of left x right masks
-    assert t.left_mask.shape[0] > 500 and t.right_mask.shape[0] > 500 and table > 100 * 2**20
+    lefts, rights = t.left_mask_of.shape[0], t.right_mask_of.shape[0]  # states
+    table = lefts * rights * t.left_mask.shape[1] * 8  # bytes of left x right masks
+    assert lefts > 500 and rights > 500 and table > 100 * 2**20
     assert peak < table / 4, (peak, table)
     rng = random.Random(5)
     for _ in range(30):
@@ -126,7 +127,7 @@ def test_a_decider_past_the_arc_bound_is_found_before_its_annotator_is_built(mon
     program = Program((Pass((Rule((IsToken("a", -1), IsToken("t", 1)), ReplaceBy("a", ("i",))), *left_windows)),))
     full = compile_program(program, ALPHABET, FEATURES)
     t = full.machines[0].tables.numpy()
-    lefts, rights, symbols = t.left_mask.shape[0] + 1, t.right_mask.shape[0] + 1, t.symbol_class.size + 1
+    lefts, rights, symbols = t.left_mask_of.shape[0] + 1, t.right_mask_of.shape[0] + 1, t.symbol_class.size + 1
     decider = full.transducers.stages[1]
     read = len({a.ilabel for q in decider.states() for a in decider.arcs(q)} - {0})  # annotated and start symbols
     limit = (read - 1) * lefts if counted_all else rights * symbols

@@ -39,7 +39,7 @@ def test_save_load_round_trip(paradigm_model):
 def test_model_json_is_versioned_and_readable(paradigm_model):
     _, model, directory = paradigm_model
     doc = json.loads((directory / MODEL_JSON).read_text(encoding="utf-8"))
-    assert doc["format"] == "fstsynth-model" and doc["version"] == 6
+    assert doc["format"] == "fstsynth-model" and doc["version"] == 7
     assert len(doc["pairs"]) == len(model.pairs)
     for name in (MODEL_FAR, MODEL_TABLES, "symbols.txt"):
         assert doc["files"][name] == hashlib.sha256((directory / name).read_bytes()).hexdigest()
@@ -146,7 +146,7 @@ def test_an_older_model_saved_again_is_the_current_version(paradigm_model, tmp_p
     _old_model(model, tmp_path / "old", 2)
     save_model(load_model(tmp_path / "old"), tmp_path / "new")
     doc = json.loads((tmp_path / "new" / MODEL_JSON).read_text(encoding="utf-8"))
-    assert doc["version"] == 6
+    assert doc["version"] == 7
     again = load_model(tmp_path / "new")
     for key, pm in model.pairs.items():
         words = problem.known_words(pm.source)

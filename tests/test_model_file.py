@@ -458,7 +458,7 @@ def test_a_model_whose_transducers_were_not_built_saves_and_says_why(unbuilt_dir
     assert "    note: pass 1's annotator would have 111 arcs (3 states x 37 symbols), more than 10: the " \
         "program's transducers were not built" in summary
     doc = json.loads((directory / "model.json").read_text(encoding="utf-8"))
-    assert doc["version"] == FORMAT_VERSION == 6
+    assert doc["version"] == FORMAT_VERSION == 7
     (entry,) = doc["pairs"]
     assert entry["stages"] == [] and entry["unbuilt"].startswith("pass 1's annotator would have 111 arcs")
     assert check_far(directory / "model.far") == []  # the archive holds no stages
@@ -561,3 +561,33 @@ def test_a_version_4_model_still_loads(tmp_path):
     assert pm.unbuilt is None and pm.transduce(("k", "a", "t")) == ("k", "a", "t", "s")
     exported = runner.invoke(app, ["export", str(old), "-f", "att", "-o", str(tmp_path / "x.att")])
     assert exported.exit_code == 0 and (tmp_path / "x.att").stat().st_size > 0
+
+
+def test_a_version_6_model_reads_its_masks_as_distinct_ones_and_saves_as_version_7(tmp_path):
+    """A model written before version 7 (tests/data/window-model-v6: `fstsynth compile`
+    of a pass whose rules read offsets -3 and -1, by 703cf92), whose tables keep a row
+    of mask words per left state (8 states, 4 distinct masks), applies as the program's
+    interpreter; loaded, its masks are the distinct ones and a number per state, and
+    saved again it is a version-7 model with each mask once, applying alike."""
+    from fstsynth.arrays import read_npz
+    from fstsynth.model_file import save_model
+
+    old = ROOT / "tests" / "data" / "window-model-v6"
+    assert json.loads((old / "model.json").read_text(encoding="utf-8"))["version"] == 6
+    assert read_npz((old / "tables.npz").read_bytes())["pair-0-1.pass1.left_mask"].shape == (8, 1)
+    lines = (ROOT / "data" / "plural.tsv").read_text(encoding="utf-8").splitlines()
+    words = (ROOT / "data" / "plural-words.txt").read_text(encoding="utf-8")
+    words += "".join(line.split("\t")[0] + "\n" for line in lines if "\t" in line)
+    words += "a t a t\na k a t a\nk a a t t a k\n"  # (rules 1 and 2 fire)
+    result = runner.invoke(app, ["apply", str(old), "--check"], input=words)
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == len(words.splitlines()), result.stderr
+    model = load_model(old)
+    t = model.only_pair().tables.passes[0]
+    assert t.left_mask.shape == (4, 1) and sorted(set(t.left_mask_of.flat())) == [0, 1, 2, 3]
+    assert t.lefts == 8
+    save_model(model, tmp_path / "new")
+    assert json.loads((tmp_path / "new" / "model.json").read_text(encoding="utf-8"))["version"] == FORMAT_VERSION
+    saved = read_npz((tmp_path / "new" / "tables.npz").read_bytes())
+    assert saved["pair-0-1.pass1.left_mask"].shape == (4, 1) and saved["pair-0-1.pass1.left_mask_of"].shape == (8,)
+    again = runner.invoke(app, ["apply", str(tmp_path / "new"), "--check"], input=words)
+    assert again.exit_code == 0 and again.stdout == result.stdout, again.stderr

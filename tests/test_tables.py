@@ -140,12 +140,17 @@ def test_damage_is_refused_at_load_without_the_word_walkers_lists(monkeypatch):
             Tables.from_arrays(tables.tokens, {**arrays, key: value}, len(tables.passes))
 
     for side in ("left", "right"):
-        row, mask, nxt = (arrays[f"pass1.{side}_{name}"].numpy() for name in ("row", "mask", "next"))
+        row, mask, nxt, mask_of = (arrays[f"pass1.{side}_{name}"].numpy()
+                                   for name in ("row", "mask", "next", "mask_of"))
         refused(f"pass1.{side}_row", Array.of(row[:-1] if len(row) > 1 else np.zeros(2, np.int32)))
         refused(f"pass1.{side}_row", Array.of(np.full_like(row, nxt.shape[0])))
         refused(f"pass1.{side}_row", Array.of(np.full_like(row, -1)))
         refused(f"pass1.{side}_mask", Array.of(np.zeros((mask.shape[0], mask.shape[1] + 1), np.uint64)))
-        refused(f"pass1.{side}_mask", Array.of(np.zeros((mask.shape[0] + 1, mask.shape[1]), np.uint64)))
+        refused(f"pass1.{side}_mask", Array.of(np.zeros((0, mask.shape[1]), np.uint64)))
+        # A mask number per state, each of a mask the tables have.
+        refused(f"pass1.{side}_mask_of", Array.of(np.append(mask_of, 0).astype(np.int32)))
+        refused(f"pass1.{side}_mask_of", Array.of(np.full_like(mask_of, mask.shape[0])))
+        refused(f"pass1.{side}_mask_of", Array.of(np.full_like(mask_of, -1)))
         refused(f"pass1.{side}_start", Array.of(np.array(len(row), np.int32)))
     classes = arrays["pass1.symbol_class"].numpy()
     refused("pass1.symbol_class", Array.of(classes[:, :-1]))
@@ -335,12 +340,12 @@ def test_the_compiled_walker_refuses_damaged_tables_as_the_python_walker_does():
     from fstsynth import _walk
 
     sizes = ("rules", "tags", "classes", "lefts", "rights", "left_rows", "left_groups", "right_rows",
-             "right_groups", "next_tags")
+             "right_groups", "left_masks", "right_masks", "next_tags")
     passes = [{**{name: 1 for name in sizes}, "left_start": 0, "right_start": 0,
                **{name: b"" for name in ("symbol_class", "left_next", "left_row", "left_column", "right_next",
-                                         "right_row", "right_column", "left_mask", "right_mask", "class_mask",
-                                         "start_mask", "template_start", "template_kind", "template_value",
-                                         "out_tag")}}]
+                                         "right_row", "right_column", "left_mask", "left_mask_of", "right_mask",
+                                         "right_mask_of", "class_mask", "start_mask", "template_start",
+                                         "template_kind", "template_value", "out_tag")}}]
     with pytest.raises(ValueError, match="damaged tables"):
         _walk.Walker([b"a", b"<unk>"], 1, b"\x01\x00", passes)
     # Steps, rows or columns out of range, in the compact form and expanded alike.
@@ -351,6 +356,21 @@ def test_the_compiled_walker_refuses_damaged_tables_as_the_python_walker_does():
         assert fields is not None
         fields[0][name] = np.full(len(fields[0][name]) // 4, 10**6, "<i4").tobytes()
         with pytest.raises(ValueError, match="damaged tables: automaton"):
+            _walk.Walker(tokens, tables.unk, seen, fields)
+    # Mask numbers out of range, or no masks, whether the masks stay one each or are
+    # expanded to a row per state.
+    for name, value in [("left_mask_of", 10**6), ("right_mask_of", 10**6), ("left_mask_of", -1)]:
+        for full_steps_max in (0, 1 << 18):
+            fields = compiled_fields(tables.passes)
+            assert fields is not None
+            fields[0][name] = np.full(len(fields[0][name]) // 4, value, "<i4").tobytes()
+            with pytest.raises(ValueError, match="damaged tables: masks"):
+                _walk.Walker(tokens, tables.unk, seen, fields, full_steps_max=full_steps_max)
+    for side in ("left", "right"):
+        fields = compiled_fields(tables.passes)
+        assert fields is not None
+        fields[0][f"{side}_masks"], fields[0][f"{side}_mask"] = 0, b""
+        with pytest.raises(ValueError, match="damaged tables: sizes"):
             _walk.Walker(tokens, tables.unk, seen, fields)
 
 
