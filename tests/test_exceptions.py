@@ -302,27 +302,3 @@ def test_cover_told_whether_the_rule_is_tolerated_finds_what_it_finds_asking_its
         assert (None if got is None else [(e.text, e.fires) for e in got]) == (
             None if expected is None else [(e.text, e.fires) for e in expected]
         )
-
-
-def test_a_broad_rule_is_taken_despite_a_slip_no_exception_can_tell_apart():
-    # a -> e after the first letter, in 25 words; one `gab` of three keeps its a (a
-    # slip: the same word, so no `Identity` exception can fire on it alone). A rule
-    # of `NOISE_GAIN` changes or more leaves it wrong, one in `NOISE_SHARE` of its gain
-    # at most: one rule, where the slip used to block it and leave a rule per letter
-    # before the a (22 of them), and no rule for a letter never seen there.
-    from fstsynth.features import with_vowel_classes
-    from fstsynth.interpreter import run
-    from fstsynth.synthesis import learn
-    from fstsynth.synthesis.exceptions import NOISE_GAIN, NOISE_SHARE
-
-    words = [c + "ab" for c in "cdfghkmnpqrstvwxzbjlyçñ"]
-    slip = (tuple("gab"), tuple("gab"))
-    pairs = [(tuple(w), tuple(w.replace("a", "e"))) for w in words] + [(tuple("gab"), tuple("geb")), slip]
-    assert len(pairs) - 1 >= max(NOISE_GAIN, NOISE_SHARE)  # its gain, the slip one in NOISE_SHARE of it
-    features = with_vowel_classes({}, sorted({t for s, t in pairs for t in s + t}))
-    program = learn(pairs, features, Options(variant="token")).program
-    assert [len(p.rules) for p in program.passes] == [1]
-    assert run(program, tuple("gab"), features) == tuple("geb")
-    # Below `NOISE_GAIN` changes the slip still blocks the broad rule.
-    few = pairs[: NOISE_GAIN - 3] + [(tuple("gab"), tuple("geb")), slip]
-    assert len(learn(few, features, Options(variant="token")).program.passes[0].rules) > 1

@@ -14,10 +14,7 @@ fires first on some of the examples where it is wrong:
   needing a change (`Exceptions._one`);
 - for a rule of `NOISE_GAIN` changes or more, also at a few examples that need another
   change (one in `NOISE_SHARE` of its gain at most): a candidate of the pool right
-  wherever it fires (`Exceptions._changing`);
-- for such a rule, the examples where the tokens must stay and no `Identity`
-  exception can be found are left wrong, as slips, within the same share counted with
-  those (`Exceptions._slips`).
+  wherever it fires (`Exceptions._changing`).
 """
 
 from __future__ import annotations
@@ -165,49 +162,26 @@ class Exceptions:
         cached = self.found.get(k)
         if cached is not None:
             # Still right as examples get decided (they fire on fewer undecided ones);
-            # drop those no longer needed. Slips left wrong stay within their share of
-            # the gain, which shrinks as other rules decide its examples.
-            kept = [e for e in cached if e.fires & wrong]
-            slips = wrong
-            for e in kept:
-                slips &= ~e.fires
-            return kept if not slips or self._slips(gain, wrong, slips) else None
+            # drop those no longer needed.
+            return [e for e in cached if e.fires & wrong]
         rules: list[Candidate] = []
         left = wrong
         while left:
+            if len(rules) == self.limit:
+                return None
             # Those changing tokens first: an `Identity` exception may then fire on
             # their examples too (they are decided by the time it is reached).
             changing = left & self.need
-            if len(rules) == self.limit:
-                rule = None
-            elif changing:
+            if changing:
                 rule = self._changing(lowest_bit(changing), changing, undecided)
             else:
                 rule = self._one(lowest_bit(left), left, danger)
             if rule is None:
-                if not changing and self._slips(gain, wrong, left):
-                    break  # left wrong: slips of a broad rule (`_slips`)
                 return None
             rules.append(rule)
             left &= ~rule.fires
         self.found[k] = rules
         return rules
-
-    def _slips(self, gain: int, wrong: int, slips: int) -> bool:
-        """Whether a rule of `gain` changes, wrong at `wrong`, may be taken with the
-        examples `slips` (all where the tokens must stay) left wrong: they are no more
-        than one in `NOISE_SHARE` of its gain, counted with those needing another change
-        that exceptions take (`tolerates_changes`), and the rule is broad (`NOISE_GAIN`).
-        An odd word that keeps a letter the rule drops blocks the rule as an odd word
-        that changes it does, and where no `Identity` exception within reach of the
-        rules' conditions tells it from the words the rule is right on (the same
-        letters around it), the selection otherwise leaves the pattern to narrow rules
-        or to none. French spelling -> IPA (epitran), 3,000 pairs: a final `t` after
-        `n` is silent in 182 words and sounded in 12 (`vent`, `pensent`); no rule
-        deleted it, and held-out words kept it (`important` read with its `t`)."""
-        if gain < NOISE_GAIN:
-            return False
-        return ((wrong & self.need).bit_count() + slips.bit_count()) * NOISE_SHARE <= gain
 
     def _changing(self, anchor: int, left: int, undecided: int) -> Candidate | None:
         """The candidate firing at `anchor` and right on every undecided example where
