@@ -10,8 +10,7 @@ where it may pay, so are the variant ahead with plain letters first, the variant
 and the feature variant within one standard error of it with the features derived from
 IPA, the variant ahead with the whole-affix pass, and configurations aligned by chunks;
 the program is learned from all rows with the configuration the one-standard-error
-rule picks (the shortest programs among those within one standard error of the best;
-of those, where rows are scarce, one that tests the IPA classes).
+rule picks (the shortest programs among those within one standard error of the best).
 `learner.learn` documents the rule in full.
 """
 
@@ -21,7 +20,7 @@ import logging
 import math
 from concurrent.futures import Executor, Future
 from dataclasses import replace
-from typing import Collection, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from fstsynth.features import without_derived
 from fstsynth.interpreter import run_many
@@ -267,10 +266,7 @@ def learn_auto(
             trials.try_also(factored, trials.features[base], factored.variant + " + allomorphs")
     # Without cross-validation every variant is learned from all rows and the shortest
     # program wins.
-    # Where rows are scarce (folds reuse them), a configuration testing the IPA classes
-    # wins a tie (`_chosen`).
-    by_class = _reading_classes(trials, derived, features) if len(splits) > 1 else set()
-    tied = [_chosen(trials, tested, affix_try, chunk_tries, by_class)] if k >= 2 else list(range(len(trials.options)))
+    tied = [_chosen(trials, tested, affix_try, chunk_tries)] if k >= 2 else list(range(len(trials.options)))
     if pool is not None and len(tied) > 1:
         futures = [pool.submit(fit, pairs, trials.features[rank], trials.options[rank], deadline) for rank in tied]
         results = [future.result() for future in futures]
@@ -291,22 +287,7 @@ def learn_auto(
     return replace(best, seconds=trials.seconds, cv_sample=cv_sample)
 
 
-def _reading_classes(trials: _Trials, derived: Features, underived: Features) -> set[int]:
-    """The configurations that test the features derived from IPA on a token and its
-    neighbours (the "+ IPA features" tries, and the passes and alignments tried with
-    them): none where there are no derived features."""
-    if derived is underived:
-        return set()
-    return {
-        rank
-        for rank, (opts, feats) in enumerate(zip(trials.options, trials.features))
-        if opts.derived_tests and feats is derived
-    }
-
-
-def _chosen(
-    trials: _Trials, tested: int, affix_try: int | None, chunk_tries: list[int], by_class: Collection[int] = ()
-) -> int:
+def _chosen(trials: _Trials, tested: int, affix_try: int | None, chunk_tries: list[int]) -> int:
     """The configuration cross-validation picks.
 
     The one-standard-error rule: among the configurations whose held-out count is
@@ -318,18 +299,7 @@ def _chosen(
     (100 rows at 73%: 4.4 rows), and so is a lead in rules that some split reverses
     (259 rules against 268 over three splits, but 92 against 90 on one of them):
     neither breaks a tie. Of programs that generalize alike the clearly shorter
-    states the broader rules. Of those, where rows are scarce, one of `by_class` (it
-    tests the IPA classes) as short over all splits as the shortest before the others:
-    the folds' held-out rows are the table's own, whose segments other rows show, and
-    cannot tell a rule on the tokens seen from one on their class, which is the one
-    that reaches the segments a new word brings; where the classes make the programs
-    longer, they buy no generality (Finnish partitive, a fold of 21 rows: the token
-    variant with them, 11 held-out rows right and 21 rules against 13 and 18, predicted
-    3 of 7 new words, without them 5)
-    (Romanian plurals, 25 rows: a final `t` becomes `t͡sʲ` but not after `s`, which
-    the IPA tests say as `Not(Is(ipa.strid, -1))` and the feature variant without them,
-    as many held-out rows right within the band, as "the last vowel is not high",
-    which `s k u r t` and `u r ɨ t` break).
+    states the broader rules.
 
     Aligned by chunks, the best configuration (by the same rule among the chunk tries)
     is taken where it predicts more held-out rows than the best word-by-word one
@@ -343,11 +313,11 @@ def _chosen(
     """
     held, rules = trials.held, trials.rules
     by_word = [rank for rank in _ranks_but(len(held), affix_try) if rank not in chunk_tries]
-    chosen = _one_standard_error(by_word, held, rules, tested, by_class)
+    chosen = _one_standard_error(by_word, held, rules, tested)
     if chunk_tries:
         most = max(held[rank] for rank in by_word)
         band = _standard_error(most, tested)
-        by_chunks = _one_standard_error(chunk_tries, held, rules, tested, by_class)
+        by_chunks = _one_standard_error(chunk_tries, held, rules, tested)
         beyond = held[by_chunks] > most + band
         shorter = held[by_chunks] >= held[chosen] > 0 and all(a < b for a, b in zip(rules[by_chunks], rules[chosen]))
         if beyond or shorter:
@@ -436,23 +406,14 @@ def _within_band(ranks: Iterable[int], held: Sequence[int], tested: int) -> list
     return [rank for rank in ranks if held[rank] >= most - band]
 
 
-def _one_standard_error(
-    ranks: Iterable[int],
-    held: Sequence[int],
-    rules: Sequence[Sequence[int]],
-    tested: int,
-    preferred: Collection[int] = (),
-) -> int:
+def _one_standard_error(ranks: Iterable[int], held: Sequence[int], rules: Sequence[Sequence[int]], tested: int) -> int:
     """By the one-standard-error rule, the configuration of `ranks` to learn with: of
     those within one standard error of the best held-out count, those the shortest
     (fewest rules over the splits) is not clearly shorter than, and of those the
-    earliest of `preferred` as short as the shortest over all splits, if any, else the
     earliest."""
     within = _within_band(ranks, held, tested)
     shortest = min(within, key=lambda rank: (sum(rules[rank]), rank))
-    tied = [rank for rank in within if not _clearly_shorter(rules[shortest], rules[rank])]
-    as_short = [rank for rank in tied if rank in preferred and sum(rules[rank]) <= sum(rules[shortest])]
-    return min(as_short) if as_short else min(tied)
+    return min(rank for rank in within if not _clearly_shorter(rules[shortest], rules[rank]))
 
 
 def _clearly_shorter(rules: Sequence[int], other: Sequence[int]) -> bool:

@@ -37,8 +37,7 @@ def learn(
     best held-out count, those whose programs the shortest one (fewest rules over the
     splits) is not clearly shorter than (no longer on any split, shorter on some), and
     of those the earliest tried
-    (`AUTO_ORDER`, then the extra pass, then the extra features; where rows are scarce,
-    so that the splits are folds, the earliest testing the IPA classes first), learns the program
+    (`AUTO_ORDER`, then the extra pass, then the extra features), learns the program
     from all rows (shorter programs generalize better, paper section 5.2). Every
     variant is scored; one that predicts every held-out row stops the search for
     the extra configurations. Where letters with
