@@ -628,3 +628,60 @@ def test_a_palatalization_learned_from_other_consonants_reaches_unseen_ones():
         tokens = tuple(word.split())
         assert " ".join(pm.predict(tokens)) == want
         assert " ".join(pm.interpret(tokens, model.features)) == want
+
+
+
+# Final consonants go; a vowel before a final nasal takes its nasal twin, shown for `a`
+# alone (`l a n` -> `l ã`); `õ` and `ẽ` are vowels of other words.
+_NASAL_ROWS = [["p a t a t", "p a t a"], ["k o d", "k o"], ["s i s", "s i"], ["m u k", "m u"], ["t e p", "t e"],
+               ["b a l o t", "b a l o"], ["r i d", "r i"], ["l a n", "l ã"], ["b õ t", "b õ"], ["ʃ ẽ d", "ʃ ẽ"]]
+
+
+@pytest.mark.parametrize("variant", ["token", "auto"])
+def test_a_token_change_from_one_row_reaches_the_other_vowels_of_its_trigger(variant):
+    """From one row (`l a n` -> `l ã`) the token variant learns `a` -> `ã` two before
+    the end; it is made the change of the class with the neighbour that has the value
+    it sets tested (`[+vowel -nas] -> [+nas] / _ [+nas]`,
+    `feature_changes.with_class_changes`): `r o n` -> `r õ`, `p e n` -> `p ẽ`, and a
+    vowel before an oral consonant stays oral (`s o k` -> `s o`, as `k o d` -> `k o`
+    in training)."""
+    model = api.learn([(s, t) for s, t in _NASAL_ROWS], variant=variant)
+    got = model.apply_many(["r o n", "p e n", "s o k", "m a n"])
+    assert got == ["r õ", "p ẽ", "s o", "m ã"]
+
+
+@pytest.mark.parametrize("oral_o", [False, True])
+def test_a_token_change_becomes_its_class_change_unless_training_shows_the_class_kept(oral_o):
+    """`a` -> `ã` before `n` (`l a n` -> `l ã n`) becomes `[+vowel -nas] -> [+nas] / _
+    n` tested `[+nas]` too (`p e n` -> `p ẽ n`), unless a training row keeps another
+    vowel oral there (`d o n` -> `d o n`): the rule stays the token's, and `p e n`
+    stays as it is."""
+    from fstsynth.learning import inventory
+    from fstsynth.synthesis.feature_changes import with_class_changes
+
+    rows = [["l a n", "l ã n"], ["b õ t", "b õ t"], ["p e t", "p e t"], ["ʃ ẽ d", "ʃ ẽ d"]]
+    if oral_o:
+        rows.append(["d o n", "d o n"])
+    _alphabet, features = inventory(read_pairs(rows))
+    program = Program((Pass((Rule((IsToken("n", 1),), dsl.ReplaceBy("a", ("ã",))),)),))
+    sources = [tuple(s.split()) for s, _ in rows]
+    wider = with_class_changes(program, sources, features)
+    assert run_many(wider, sources, features) == [tuple(t.split()) for _, t in rows]
+    assert run_many(wider, [("p", "e", "n")], features) == [("p", "e", "n") if oral_o else ("p", "ẽ", "n")]
+    assert (wider == program) == oral_o
+
+
+def test_a_token_change_reaches_the_tokens_of_its_manner_only():
+    """`tː` -> `t` before `a` (a geminate stop shortened before a short vowel) becomes
+    the change of the long stops, `kː` -> `k`, not of every long consonant: `sː` (a
+    fricative) stays long."""
+    from fstsynth.learning import inventory
+    from fstsynth.synthesis.feature_changes import with_class_changes
+
+    rows = [["a tː a", "a t a"], ["o kː o", "o kː o"], ["u sː u", "u sː u"], ["i k a", "i k a"], ["e s a", "e s a"]]
+    _alphabet, features = inventory(read_pairs(rows))
+    program = Program((Pass((Rule((IsToken("a", 1),), dsl.ReplaceBy("tː", ("t",))),)),))
+    sources = [tuple(s.split()) for s, _ in rows]
+    wider = with_class_changes(program, sources, features)
+    assert wider != program
+    assert run_many(wider, [("o", "kː", "a"), ("u", "sː", "a")], features) == [("o", "k", "a"), ("u", "sː", "a")]

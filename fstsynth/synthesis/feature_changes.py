@@ -5,6 +5,7 @@ Public API:
     feature_transformations(examples, need, features, window, tiers, deadline)
         -> dict[Transformation, tuple[int, int]]   (right, applies: bitsets over examples)
     written_change(known, x, y), changes_after_suffix(examples, features)
+    with_class_changes(program, sources, features) -> Program
 
 A change x -> y of one token by another, both in the inventory (`features.Inventory`),
 is a change of the features in which they differ: z -> s, b -> p and g -> k are all
@@ -25,13 +26,25 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from fstsynth.dsl import Agree, SetFeatures, Transformation
-from fstsynth.features import Inventory, inventory
-from fstsynth.interpreter import START, apply_transformation, tier_token
+from fstsynth.dsl import (
+    Agree,
+    Is,
+    Not,
+    Pass,
+    Predicate,
+    Program,
+    ReplaceBy,
+    Rule,
+    SetFeatures,
+    TaggedToken,
+    Transformation,
+)
+from fstsynth.features import DERIVED, Inventory, inventory, written_by
+from fstsynth.interpreter import START, apply_transformation, eval_predicate, run_many, run_pass_many, tier_token
 from fstsynth.synthesis.bitsets import bits
 from fstsynth.synthesis.examples import TaggedExample
 from fstsynth.synthesis.options import Deadline
-from fstsynth.types import Features, Token
+from fstsynth.types import Features, Token, Word
 
 #: At most this many `SetFeatures` per pass, and `Agree` per place agreed with: the most
 #: frequent changes (a transcription with IPA features has a change per odd token pair,
@@ -44,6 +57,11 @@ MOST_FEATURES = 3
 #: A change of these (the classes every token is given: `features.with_vowel_classes`)
 #: makes a segment something else (a vowel a stress mark), not another segment.
 CLASS_FEATURES = frozenset({"vowel", "cons"})
+
+#: The features derived from IPA that make a segment's manner and phonation, not its
+#: place: a change seen on one segment is taken to reach the segments of its class
+#: that differ from it in place alone (`with_class_changes`).
+MANNER_FEATURES = tuple(DERIVED + name for name in ("syl", "son", "cons", "cont", "nas", "lat", "strid", "voi", "long"))
 
 # Where an `Agree` reads: an offset, or (tier, index).
 _Source = int | tuple[str, int]
@@ -182,3 +200,109 @@ def _where(
         applies.extend(members)
         right.extend(k for k in members if examples[k].output == made)
     return bits(right), bits(applies)
+
+
+def _class_feature(known: Inventory, token: Token) -> str | None:
+    """The class (`vowel` or `cons`, of `CLASS_FEATURES`) `token` is of, where it is
+    of one only (None: of neither or both)."""
+    classes = [name for name in sorted(CLASS_FEATURES) if known.value(token, name)]
+    return classes[0] if len(classes) == 1 else None
+
+
+def _values_test(values: tuple[tuple[str, bool], ...], offset: int) -> tuple[Predicate, ...]:
+    """The tests that the token at `offset` has every one of `values`."""
+    return tuple(Is(name, offset) if value else Not(Is(name, offset)) for name, value in values)
+
+
+def _class_changes(
+    known: Inventory, rule: Rule, words: Sequence[Sequence[TaggedToken]], features: Features
+) -> list[Rule]:
+    """`rule`'s `ReplaceBy(x, a, b)` as an assimilation of the tokens of `a`'s class and
+    manner to a neighbour that has the values the change sets wherever the rule applies
+    to the pass's input `words` (`written_change`, `MANNER_FEATURES`: `ɔ` -> `ɔ̃` before
+    `n` is `[+vowel -nas] -> [+nas] / _ [+nas]`), under the rule's own tests: one
+    candidate per such neighbour, the next one first (none: not such a change).
+
+    A change with no neighbour to assimilate to is not made the class's: nothing in
+    the rows then says which of the token's features condition it (Arabic `n` -> `nː`
+    after the article, shown for coronals only: "a nasal lengthens there" lengthens a
+    held-out `m`)."""
+    tr = rule.transformation
+    if not isinstance(tr, ReplaceBy) or len(tr.target) != 1:
+        return []
+    change = written_change(known, tr.source, tr.target[0])
+    klass = _class_feature(known, tr.source)
+    if not change or klass is None:
+        return []
+    # The tokens of the class that change as `a` does: those with `a`'s values of every
+    # feature changed (`d` -> `ɾ`, `[-cont -son]` -> `[+cont +son]`, reaches `t`, not `ð`,
+    # which is `[+cont]` already), and of its manner (`tː` -> `t` reaches `kː`, not `sː`).
+    was = tuple((name, not value) for name, value in change)
+    changed = {name for name, _ in change}
+    manner = tuple(
+        (name, bool(known.value(tr.source, name)))
+        for name in MANNER_FEATURES
+        if name in known.names and name not in changed
+    )
+    tests = (*rule.predicates, Is(klass, 0), *_values_test(was, 0), *_values_test(manner, 0))
+    at = [
+        (word, position)
+        for word in words
+        for position, (token, _) in enumerate(word)
+        if token == tr.source and all(eval_predicate(pred, word, position, features) for pred in rule.predicates)
+    ]
+    found = []
+    for offset in (1, -1):
+        read = {word[position + offset][0] if 0 <= position + offset < len(word) else None for word, position in at}
+        if at and all(tok is not None and all(known.value(tok, n) == v for n, v in change) for tok in read):
+            found.append(Rule((*tests, *_values_test(change, offset)), SetFeatures(change)))
+    return found
+
+
+def with_class_changes(program: Program, sources: Sequence[Word], features: Features) -> Program:
+    """`program` with each rule replacing one token by another that differs from it by a
+    feature change, where a neighbour has the values it sets (`ReplaceBy(x, ɔ, ɔ̃)`
+    two before the end, `b ɔ n` -> `b ɔ̃`), made that change of the tokens of the
+    token's class and manner, any place, testing the neighbour too (`[+vowel -nas] ->
+    [+nas] / _ [+nas]`, `_class_changes`), where every training word in `sources` comes
+    out as it did, with the segments the change writes from known tokens (a model
+    applies with them: `features.written_by`).
+
+    A token rule learned from one row (`b ɔ n` -> `b ɔ̃`) reaches no other token: a
+    vowel the rows show in that context only in held-out words (`p l ɛ n`) stays as it
+    is, where a phonologist writes the change of the class from that one row, an
+    assimilation to the nasal after it. Where another token of the class stands in
+    that context in training and is kept, or changed otherwise, the token rule stays.
+    Each rule is tried in turn, in program order, its candidates first to last; the
+    first kept replaces it."""
+    known = inventory(features)
+    if not known.names:
+        return program
+    passes = list(program.passes)
+    expected = run_many(program, sources, features)
+    for p, pass_ in enumerate(program.passes):
+        words: list[list[TaggedToken]] | None = None
+        for rule in pass_.rules:
+            if not isinstance(rule.transformation, ReplaceBy):
+                continue
+            if words is None:
+                words = [[(tok, None) for tok in src] for src in sources]
+                for before in passes[:p]:
+                    words = run_pass_many(before, words, features)
+            for wider in _class_changes(known, rule, words, features):
+                rules = list(passes[p].rules)
+                r = rules.index(rule)
+                # (A change of the class the pass makes already, under the same tests, is
+                # that rule's: the token rule goes, as it would fire after it.)
+                rules[r : r + 1] = [] if wider in rules else [wider]
+                tried = Program((*passes[:p], Pass(tuple(rules)), *passes[p + 1 :]))
+                # Checked with the segments the change writes from known tokens, as
+                # the model applies it (`features.written_by`): `k` at the word start
+                # kept in training, the rule lengthening `ʃ` there lengthens `k` too,
+                # though no word shows `kː`.
+                assert isinstance(wider.transformation, SetFeatures)
+                applied = {**features, **written_by(features, [wider.transformation.values])}
+                if run_many(tried, sources, applied) == expected:
+                    passes = list(tried.passes)
+                    break
+    return Program(tuple(passes))

@@ -10,11 +10,13 @@ by cross-validation is `auto.learn_auto`'s.
 from __future__ import annotations
 
 import gc
+from dataclasses import replace
 
 from fstsynth.features import without_derived
 from fstsynth.synthesis.auto import learn_auto
 from fstsynth.synthesis.options import AUTO, Deadline, Options
-from fstsynth.synthesis.variant import LearnResult, Pairs, configured, fit, with_prefix_default
+from fstsynth.synthesis.feature_changes import with_class_changes
+from fstsynth.synthesis.variant import LearnResult, Pairs, configured, fit, forms_of_words, with_prefix_default
 from fstsynth.types import Features
 
 __all__ = ["LearnResult", "learn"]
@@ -61,7 +63,8 @@ def learn(
     if options.variant != AUTO:
         # Features derived from IPA are used only where cross-validation keeps them.
         opts, feats = configured(options, features, without_derived(features))
-        return with_prefix_default(fit(pairs, feats, opts, limit), pairs, feats, opts, limit)
+        result = with_prefix_default(fit(pairs, feats, opts, limit), pairs, feats, opts, limit)
+        return _with_class_changes(result, pairs, feats)
     k = min(options.folds, len(pairs))
     if jobs > 1 and k >= 2:
         from concurrent.futures import ProcessPoolExecutor
@@ -73,4 +76,14 @@ def learn(
     else:
         result = learn_auto(pairs, features, options, k, None, limit)
     # The prefix's elsewhere case goes last in the program chosen (`with_prefix_default`).
-    return with_prefix_default(result, pairs, features, options, limit)
+    return _with_class_changes(with_prefix_default(result, pairs, features, options, limit), pairs, features)
+
+
+def _with_class_changes(result: LearnResult, pairs: Pairs, features: Features) -> LearnResult:
+    """`result` with its token changes made the changes of their classes where the
+    training rows cannot tell (`feature_changes.with_class_changes`), for a word and
+    another form of it: a stem's alternation, not a letter's transcription."""
+    if not forms_of_words(pairs):
+        return result
+    program = with_class_changes(result.program, [src for src, _ in pairs], features)
+    return result if program == result.program else replace(result, program=program)
