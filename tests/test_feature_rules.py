@@ -685,3 +685,35 @@ def test_a_token_change_reaches_the_tokens_of_its_manner_only():
     wider = with_class_changes(program, sources, features)
     assert wider != program
     assert run_many(wider, [("o", "kː", "a"), ("u", "sː", "a")], features) == [("o", "k", "a"), ("u", "sː", "a")]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_class_changes_checked_on_the_words_they_reach_keep_what_a_check_of_every_word_keeps(seed, monkeypatch):
+    """`with_class_changes` checks a wider rule on the training words it fires in only
+    (`_fires`): elsewhere the pass runs as before. Against the check of every word
+    (`_fires` always true), on random tables of nasal and oral vowels and consonants
+    where the changes differ by row."""
+    import random
+
+    from fstsynth.learning import inventory
+    from fstsynth.synthesis import feature_changes, learner
+
+    rng = random.Random(seed)
+    vowels, nasal_of = "aeiou", dict(zip("aeiou", "ãẽĩõũ"))
+    rows = []
+    for _ in range(12):
+        word = [rng.choice("ptkbdgsmnlr"), rng.choice(vowels), rng.choice("ptkmnls")]
+        out = list(word)
+        if word[2] in "mn" and rng.random() < 0.8:
+            out[1:] = [nasal_of[word[1]]]
+        elif rng.random() < 0.3:
+            out = out[:2]
+        rows.append([" ".join(word), " ".join(out)])
+    _alphabet, features = inventory(read_pairs(rows))
+    pairs = [(tuple(s.split()), tuple(t.split())) for s, t in rows]
+    monkeypatch.setattr(learner, "_with_class_changes", lambda result, *_args: result)
+    program = learn(pairs, features, Options(variant="token")).program
+    sources = [s for s, _ in pairs]
+    reached = feature_changes.with_class_changes(program, sources, features)
+    monkeypatch.setattr(feature_changes, "_fires", lambda *_args: True)
+    assert feature_changes.with_class_changes(program, sources, features) == reached

@@ -259,6 +259,11 @@ def _class_changes(
     return found
 
 
+def _fires(rule: Rule, word: Sequence[TaggedToken], features: Features) -> bool:
+    """Whether `rule`'s tests hold at some token of `word`."""
+    return any(all(eval_predicate(pred, word, i, features) for pred in rule.predicates) for i in range(len(word)))
+
+
 def with_class_changes(program: Program, sources: Sequence[Word], features: Features) -> Program:
     """`program` with each rule replacing one token by another that differs from it by a
     feature change, where a neighbour has the values it sets (`ReplaceBy(x, ɔ, ɔ̃)`
@@ -302,7 +307,11 @@ def with_class_changes(program: Program, sources: Sequence[Word], features: Feat
                 # though no word shows `kː`.
                 assert isinstance(wider.transformation, SetFeatures)
                 applied = {**features, **written_by(features, [wider.transformation.values])}
-                if run_many(tried, sources, applied) == expected:
+                # Only the words the wider rule fires in can come out otherwise: it fires
+                # wherever the token rule did (`_class_changes` tests the neighbour at
+                # each of those), and elsewhere the pass runs as before.
+                reached = [k for k, word in enumerate(words) if _fires(wider, word, applied)]
+                if run_many(tried, [sources[k] for k in reached], applied) == [expected[k] for k in reached]:
                     passes = list(tried.passes)
                     break
     return Program(tuple(passes))
