@@ -284,7 +284,7 @@ def with_class_changes(program: Program, sources: Sequence[Word], features: Feat
     if not known.names:
         return program
     passes = list(program.passes)
-    expected = run_many(program, sources, features)
+    expected: list[Word] | None = None  # the program's outputs, made at the first candidate
     for p, pass_ in enumerate(program.passes):
         words: list[list[TaggedToken]] | None = None
         for rule in pass_.rules:
@@ -311,6 +311,8 @@ def with_class_changes(program: Program, sources: Sequence[Word], features: Feat
                 # wherever the token rule did (`_class_changes` tests the neighbour at
                 # each of those), and elsewhere the pass runs as before.
                 reached = [k for k, word in enumerate(words) if _fires(wider, word, applied)]
+                if expected is None:
+                    expected = run_many(program, sources, features)
                 if run_many(tried, [sources[k] for k in reached], applied) == [expected[k] for k in reached]:
                     passes = list(tried.passes)
                     break
