@@ -650,6 +650,21 @@ def test_a_token_change_from_one_row_reaches_the_other_vowels_of_its_trigger(var
     assert got == ["r õ", "p ẽ", "s o", "m ã"]
 
 
+def test_a_class_change_leaves_the_cost_of_the_rules_it_keeps():
+    """`LearnResult.cost` is the sum of the program's rule costs after the class change
+    too (`solve` breaks ties between source columns by it; model.json reports it)."""
+    from fstsynth.learning import inventory
+    from fstsynth.synthesis.ranking import rule_cost
+
+    pairs = read_pairs(_NASAL_ROWS)
+    _alphabet, features = inventory(pairs)
+    rows = [(tuple(s.split()), tuple(t.split())) for s, t in _NASAL_ROWS]
+    result = learn(rows, features, Options(variant="token"))
+    assert any(isinstance(r.transformation, dsl.SetFeatures) for p in result.program.passes for r in p.rules)
+    rules = [r for p in result.program.passes for r in p.rules]
+    assert result.cost == pytest.approx(sum(rule_cost(r, result.variant) for r in rules))
+
+
 @pytest.mark.parametrize("oral_o", [False, True])
 def test_a_token_change_becomes_its_class_change_unless_training_shows_the_class_kept(oral_o):
     """`a` -> `ã` before `n` (`l a n` -> `l ã n`) becomes `[+vowel -nas] -> [+nas] / _
