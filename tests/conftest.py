@@ -106,3 +106,55 @@ def paradigm_default():
 
     problem = load_problem(DATA / "paradigm.json")
     return problem, learn_model(problem, Options(), jobs=LEARN_JOBS)
+
+
+@pytest.fixture(scope="session")
+def plural_saved(tmp_path_factory) -> Path:
+    """data/plural.tsv's model learned with the default options (no features file) and
+    saved, once per test session. Five modules apply, stream, ship and interrupt this
+    model; learning it takes ~2 s of CPU, which each paid again. A module copies the
+    directory (`plural_copy`) rather than use it, so that no test sees another's files."""
+    from fstsynth.learning import learn_model
+    from fstsynth.model_file import save_model
+    from fstsynth.problem import load_problem
+
+    directory = tmp_path_factory.mktemp("plural-saved") / "plural"
+    save_model(learn_model(load_problem(DATA / "plural.tsv")), directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def plural_features_learned(tmp_path_factory) -> tuple[Path, str]:
+    """`fstsynth learn data/plural.tsv --features data/plural-features.json -o DIR` run
+    as a user runs it (in this process, through typer's CliRunner), once per test
+    session: (DIR, the command's output). Five modules read this model; each learned it
+    again. A module copies the directory (`plural_copy`)."""
+    from typer.testing import CliRunner
+
+    from fstsynth.cli import app
+
+    directory = tmp_path_factory.mktemp("plural-features-learned") / "plural"
+    args = ["learn", str(DATA / "plural.tsv"), "--features", str(DATA / "plural-features.json"), "-o", str(directory)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return directory, result.output
+
+
+def plural_copy(saved: Path, tmp_path_factory: pytest.TempPathFactory, name: str, leaf: str = "plural") -> Path:
+    """A copy of a session's model directory (`plural_saved`, `plural_features_learned`)
+    as `leaf` in a new directory `name`, so that no test sees another module's files."""
+    import shutil
+
+    directory = tmp_path_factory.mktemp(name) / leaf
+    shutil.copytree(saved, directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def paradigm_feature():
+    """data/paradigm.json's model learned through the library's `fstsynth.learn` with the
+    `feature` variant, once per test session (~1 s of CPU; test_api.py and
+    test_compile_command.py each learned it)."""
+    import fstsynth
+
+    return fstsynth.learn(DATA / "paradigm.json", variant="feature")

@@ -55,8 +55,8 @@ def test_evaluate_gives_the_command_s_figures(model):
     assert figures["errors"][0]["target"] == "f iː t"
 
 
-def test_a_model_of_several_column_pairs_picks_one_with_pair():
-    model = fstsynth.learn(DATA / "paradigm.json", variant="feature")
+def test_a_model_of_several_column_pairs_picks_one_with_pair(paradigm_feature):
+    model = paradigm_feature  # fstsynth.learn(DATA / "paradigm.json", variant="feature"), once per session
     with pytest.raises(Error, match=r"pick one with model.pair\(source, target\)"):
         model.apply("t i b e")
     locative = model.pair("stem", "in stem")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import plural_copy
 from fstsynth.cli import app
 from fstsynth.learning import MAX_TRAINING_TOKENS
 from fstsynth.model_file import load_model
@@ -217,12 +218,10 @@ def test_fst_syntax_characters_are_ordinary_tokens(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def plural_model(tmp_path_factory):
-    root = Path(__file__).resolve().parent.parent / "data"
-    out = tmp_path_factory.mktemp("plural") / "model"
-    code, _, err = cli("learn", root / "plural.tsv", "--features", root / "plural-features.json", "-o", out)
-    assert code == 0, err
-    return out
+def plural_model(plural_features_learned, tmp_path_factory):
+    """`learn data/plural.tsv --features data/plural-features.json` (run once per
+    session, exit 0): this module's copy."""
+    return plural_copy(plural_features_learned[0], tmp_path_factory, "plural", "model")
 
 
 def test_apply_to_a_word_of_100000_tokens(plural_model):

@@ -5,7 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from conftest import DATA
+from conftest import DATA, plural_copy
 from fstsynth.cli import app
 
 runner = CliRunner()
@@ -16,12 +16,12 @@ def invoke(*args, input=None):
 
 
 @pytest.fixture(scope="module")
-def plural_model(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("cli") / "plural"
-    result = invoke("learn", DATA / "plural.tsv", "--features", DATA / "plural-features.json", "-o", directory)
-    assert result.exit_code == 0, result.output
-    assert "rules per pass" in result.output
-    return directory
+def plural_model(plural_features_learned, tmp_path_factory):
+    """`learn data/plural.tsv --features data/plural-features.json` (run once per
+    session, exit 0): this module's copy."""
+    directory, output = plural_features_learned
+    assert "rules per pass" in output
+    return plural_copy(directory, tmp_path_factory, "cli")
 
 
 def test_apply_from_arguments_and_stdin(plural_model):

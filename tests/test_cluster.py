@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, plural_copy
 from forked import run_forked
 
 
@@ -52,14 +52,9 @@ def _fstsynth_forked(*args: str, stdin: bytes = b"") -> subprocess.CompletedProc
 
 
 @pytest.fixture(scope="module")
-def plural_model(tmp_path_factory) -> Path:
-    from fstsynth.learning import learn_model
-    from fstsynth.model_file import save_model
-    from fstsynth.problem import load_problem
-
-    directory = tmp_path_factory.mktemp("cluster") / "plural"
-    save_model(learn_model(load_problem(DATA / "plural.tsv")), directory)
-    return directory
+def plural_model(plural_saved, tmp_path_factory) -> Path:
+    """data/plural.tsv's model (default options), this module's copy of the session's."""
+    return plural_copy(plural_saved, tmp_path_factory, "cluster")
 
 
 @pytest.fixture(scope="module")

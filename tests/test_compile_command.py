@@ -27,8 +27,9 @@ def cli(*args: object):
 
 
 @pytest.fixture(scope="module")
-def paradigm():
-    return fstsynth.learn(DATA / "paradigm.json", variant="feature")
+def paradigm(paradigm_feature):
+    """fstsynth.learn(DATA / "paradigm.json", variant="feature"), learned once per session."""
+    return paradigm_feature
 
 
 @pytest.fixture(scope="module")

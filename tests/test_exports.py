@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import plural_copy
 from exporters.att import to_att
 from exporters.foma_script import foma_symbol, program_to_foma, tag_symbols
 from fstsynth.spe import derivation, rule_to_spe
@@ -67,12 +68,10 @@ def cli(*args: str, input: str | None = None):
 
 
 @pytest.fixture(scope="module")
-def plural(tmp_path_factory) -> Path:
-    """The plural example learned through the CLI, as a user does."""
-    out = tmp_path_factory.mktemp("plural") / "model"
-    result = cli("learn", str(DATA / "plural.tsv"), "--features", str(DATA / "plural-features.json"), "-o", str(out))
-    assert result.exit_code == 0, result.output
-    return out
+def plural(plural_features_learned, tmp_path_factory) -> Path:
+    """The plural example learned through the CLI, as a user does (once per session):
+    this module's copy."""
+    return plural_copy(plural_features_learned[0], tmp_path_factory, "plural", "model")
 
 
 @pytest.fixture(scope="module")

@@ -15,20 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, ROOT
+from conftest import ROOT, plural_copy
 from forked import run_forked
 from walkers import compiled_walker
 
 
 @pytest.fixture(scope="module")
-def plural_model(tmp_path_factory) -> Path:
-    from fstsynth.learning import learn_model
-    from fstsynth.model_file import save_model
-    from fstsynth.problem import load_problem
-
-    directory = tmp_path_factory.mktemp("apply") / "plural"
-    save_model(learn_model(load_problem(DATA / "plural.tsv")), directory)
-    return directory
+def plural_model(plural_saved, tmp_path_factory) -> Path:
+    """data/plural.tsv's model (default options), this module's copy of the session's."""
+    return plural_copy(plural_saved, tmp_path_factory, "apply")
 
 
 def _env() -> dict[str, str]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import as_from_a_terminal
+from conftest import as_from_a_terminal, plural_copy
 from fstsynth import fileio
 from fstsynth.model_file import load_model
 
@@ -57,16 +57,10 @@ def snapshot(directory: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def learned_plural(tmp_path_factory) -> Path:
-    """A model learned from data/plural.tsv, once for the module (in this process: the
-    tests interrupt the runs that follow, not this one)."""
-    from fstsynth.learning import learn_model
-    from fstsynth.model_file import save_model
-    from fstsynth.problem import load_problem
-
-    out = tmp_path_factory.mktemp("learned") / "model"
-    save_model(learn_model(load_problem(ROOT / "data" / "plural.tsv")), out)
-    return out
+def learned_plural(plural_saved, tmp_path_factory) -> Path:
+    """A model learned from data/plural.tsv: this module's copy of the session's (learned
+    in this process: the tests interrupt the runs that follow, not this one)."""
+    return plural_copy(plural_saved, tmp_path_factory, "learned", "model")
 
 
 @pytest.fixture

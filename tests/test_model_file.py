@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import plural_copy
 from fstsynth.cli import app
 from fstsynth.far import check_far
 from fstsynth.model_file import FORMAT_VERSION, load_model
@@ -29,15 +30,10 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("model") / "plural"
-    result = runner.invoke(
-        app,
-        ["learn", str(ROOT / "data" / "plural.tsv"), "--features", str(ROOT / "data" / "plural-features.json"),
-         "-o", str(out)],
-    )
-    assert result.exit_code == 0, result.stderr
-    return out
+def model_dir(plural_features_learned, tmp_path_factory) -> Path:
+    """`learn data/plural.tsv --features data/plural-features.json` (learned once per
+    session): this module's copy."""
+    return plural_copy(plural_features_learned[0], tmp_path_factory, "model")
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import DATA
+from conftest import DATA, plural_copy
 from fstsynth.spe import rule_to_spe
 from fstsynth.cli import app
 from fstsynth.model_file import load_model, save_model
@@ -25,13 +25,10 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def plural(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("report") / "plural"
-    result = runner.invoke(
-        app, ["learn", str(DATA / "plural.tsv"), "--features", str(DATA / "plural-features.json"), "-o", str(out)]
-    )
-    assert result.exit_code == 0, result.output
-    return out
+def plural(plural_features_learned, tmp_path_factory) -> Path:
+    """`learn data/plural.tsv --features data/plural-features.json` (run once per
+    session, exit 0): this module's copy."""
+    return plural_copy(plural_features_learned[0], tmp_path_factory, "report")
 
 
 @pytest.fixture(scope="module")

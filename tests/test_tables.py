@@ -6,6 +6,7 @@ walker, blocks of lines through both block walkers. Damaged arrays are refused."
 
 from __future__ import annotations
 
+import functools
 import random
 
 import numpy as np
@@ -374,6 +375,22 @@ def test_the_compiled_walker_refuses_damaged_tables_as_the_python_walker_does():
             _walk.Walker(tokens, tables.unk, seen, fields)
 
 
+def _edge_words() -> list[tuple[str, ...]]:
+    """Every word of up to three tokens over the edge programs' alphabet and an unseen token."""
+    import itertools
+
+    sample = (*EDGE_ALPHABET, "q")
+    return [w for n in range(4) for w in itertools.product(sample, repeat=n)]
+
+
+@functools.cache
+def _edge_expected(name: str) -> list[tuple[str, ...]]:
+    """The interpreter's outputs of edge program `name` on `_edge_words()`, once per
+    program: each of its backends' tests compares with them (the interpreter is the
+    slowest path but one, and the words are the same for every backend)."""
+    return run_many("interpreter", PROGRAMS[name], _edge_words(), EDGE_FEATURES, EDGE_ALPHABET)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_the_edge_construct_programs_through_every_apply_path(name, backend):
@@ -381,12 +398,9 @@ def test_the_edge_construct_programs_through_every_apply_path(name, backend):
     deletions, tiers, passes testing earlier ones) on every word of up to three tokens
     over its alphabet and an unseen token, in one batch, through `backend`: what the
     interpreter gives."""
-    import itertools
-
     program = PROGRAMS[name]
-    sample = (*EDGE_ALPHABET, "q")
-    words = [w for n in range(4) for w in itertools.product(sample, repeat=n)]
-    expected = run_many("interpreter", program, words, EDGE_FEATURES, EDGE_ALPHABET)
+    words = _edge_words()
+    expected = _edge_expected(name)
     got = run_many(backend, program, words, EDGE_FEATURES, EDGE_ALPHABET)
     wrong = [(w, g, e) for w, g, e in zip(words, got, expected) if g != e]
     assert not wrong, f"{len(wrong)} words differ, the first: {wrong[0]}"
