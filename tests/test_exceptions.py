@@ -214,6 +214,14 @@ def test_a_shrinking_danger_is_followed_on_anchors_past_one_word_of_atoms():
     assert sum(changed for _, changed in counts) > 5
 
 
+def test_a_followed_danger_seeks_no_conjunctions_longer_than_those_kept(spied_maximal_rows):
+    # Kept conjunctions of one or two atoms stay safe as the danger shrinks: a vanished
+    # row's atoms are searched up to that size only, never by the depth-3 search.
+    deeper: list[int] = []
+    for seed in range(15):
+        _followed_against_fresh(seed, Exceptions.FOLLOWED_AT_MOST, searched_deeper=deeper)
+    assert len(deeper) > 50 and sum(deeper) == 0
+
 
 def _least_by_enumeration(on_danger: np.ndarray, costs: np.ndarray, depth: int, bound: int) -> tuple[set, bool]:
     """The conjunctions of the least size true on no danger row, by enumeration: the

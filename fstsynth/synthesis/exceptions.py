@@ -399,7 +399,11 @@ class Exceptions:
             # so few atoms, and `_least` finds the same from the distinct ones (only
             # which rows there are matters to it, not their order nor repeats).
             on_atoms = np.unique(remaining & row, axis=0)
-            within, whole = self._least(anchor, unpacked_words(on_atoms, width)[:, atoms], costs[atoms])
+            # Conjunctions longer than the kept ones would be dropped: not sought (a
+            # search past pairs is a product per prefix atom, and may be cut).
+            within, whole = self._least(
+                anchor, unpacked_words(on_atoms, width)[:, atoms], costs[atoms], min(size, self.depth)
+            )
             if not whole:
                 return conjunctions, False
             if not len(within) or within.shape[1] > size:
@@ -414,8 +418,10 @@ class Exceptions:
         joined = np.unique(np.vstack(new).astype(np.int32), axis=0)
         return joined, len(joined) <= self.CONJUNCTIONS_AT_MOST
 
-    def _least(self, anchor: int, on_danger: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, bool]:
-        """The conjunctions of the least size (up to `depth`) of the columns of
+    def _least(
+        self, anchor: int, on_danger: np.ndarray, costs: np.ndarray, most: int | None = None
+    ) -> tuple[np.ndarray, bool]:
+        """The conjunctions of the least size (up to `depth`, or `most` if given) of the columns of
         `on_danger` (the danger rows on some atoms, each true or not there, of
         `costs`) true on no row of it, as rows of positions, ascending (none: no row);
         and whether they are all of them (not cut at `CONJUNCTIONS_AT_MOST`).
@@ -426,13 +432,14 @@ class Exceptions:
         time on deep orthographies). A conjunction holding one that adds nothing on
         the examples needing a change is as dangerous as that one, so no pruning is
         needed for the same result."""
+        most = self.depth if most is None else most
         safe = np.flatnonzero(~on_danger.any(axis=0))
-        if len(safe) or self.depth == 1:
+        if len(safe) or most == 1:
             return safe.reshape(-1, 1), True
         # Equal rows test alike: one of each (a sort of the packed rows; a shrunk
         # danger's rows on one vanished row's few atoms repeat many times over).
         on_danger = on_danger[distinct_rows(on_danger)]
-        for depth in range(2, self.depth + 1):
+        for depth in range(2, most + 1):
             if depth == 3:
                 # A conjunction holds on some danger row exactly when it holds on a row
                 # that no other row holds every atom of: only those rows count for the
@@ -478,7 +485,7 @@ class Exceptions:
                     room -= len(pairs)
             if found:
                 return np.sort(np.vstack(found), axis=1), True
-        return np.zeros((0, self.depth), dtype=np.int64), True
+        return np.zeros((0, most), dtype=np.int64), True
 
 
 @dataclass(frozen=True, eq=False)
