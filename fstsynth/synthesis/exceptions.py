@@ -324,7 +324,8 @@ class Exceptions:
         which a smaller danger is followed (`_followed`)."""
         table = self.index.table
         columns = np.flatnonzero(table[anchor])
-        rows = self.needed_rows[np.array(bit_indices(danger), dtype=np.intp)]
+        places = np.array(bit_indices(danger), dtype=np.intp)  # in `needed`
+        rows = self.needed_rows[places]
         # Rows alike on these columns test alike.
         on_danger = table[np.ix_(rows, columns)].astype(bool)
         distinct, counts, numbers = numbered_rows(np.packbits(on_danger, axis=1))
@@ -334,7 +335,7 @@ class Exceptions:
         # vanished examples are then counted by one gather, not packed and sorted again.
         # The places outside this danger are never read (a later danger is a subset).
         pattern_of = np.zeros(len(self.needed_rows), dtype=np.uint16 if len(distinct) <= 1 << 16 else np.int32)
-        pattern_of[bit_indices(danger)] = numbers
+        pattern_of[places] = numbers
         return _Kept(danger, columns, row_words(patterns), pattern_of, counts, conjunctions, whole,
                      self._ranked(columns, conjunctions))
 
