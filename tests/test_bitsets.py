@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fstsynth.synthesis.bitsets import (
-    bit_indices, distinct_rows, maximal_rows, narrowed, numbered_rows, row_words, rows_within, unique_rows,
+    bit_indices, distinct_rows, distinct_words, maximal_rows, narrowed, numbered_rows, row_words, rows_within,
+    unique_rows,
     unpacked_words,
 )
 
@@ -109,3 +110,11 @@ def test_rows_within_match_comparing_each_pair(inner, outer, block):
     inner, outer = inner[:, :width], outer[:, :width]
     expected = [any(not (row & ~other).any() for other in outer.astype(bool)) for row in inner.astype(bool)]
     assert rows_within(row_words(inner), row_words(outer), block).tolist() == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(_tables())
+def test_distinct_words_are_each_distinct_row_once(table):
+    words = row_words(table)
+    distinct = distinct_words(words)
+    assert sorted(map(tuple, distinct.tolist())) == sorted(set(map(tuple, words.tolist())))

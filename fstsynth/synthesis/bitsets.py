@@ -2,7 +2,7 @@
 
 Public API:
     bits(indices), lowest_bit(bits), bit_indices(bits), column_bits(table), distinct_rows(table),
-    unique_rows(packed), numbered_rows(packed), row_words(table), unpacked_words(words, width),
+    unique_rows(packed), numbered_rows(packed), row_words(table), unpacked_words(words, width), distinct_words(words),
     rows_within(inner, outer), maximal_rows(table), LongSet, narrowed(values, rows, n)
 
 "Where does this rule fire, and is it right there" is then a few AND/popcount
@@ -100,6 +100,14 @@ def row_words(table: np.ndarray) -> np.ndarray:
 def unpacked_words(words: np.ndarray, width: int) -> np.ndarray:
     """The 0/1 table (bool) of `width` columns whose rows `row_words` packed."""
     return np.unpackbits(np.ascontiguousarray(words).view(np.uint8), axis=1, count=width).astype(bool)
+
+
+def distinct_words(words: np.ndarray) -> np.ndarray:
+    """The distinct rows of a table of `row_words`, in no promised order: each row as one
+    opaque string (`np.unique(axis=0)` is 5x as slow on 3,000 rows of one or two words)."""
+    width = words.shape[1]
+    rows = np.unique(np.ascontiguousarray(words).view(np.dtype((np.void, 8 * width))).ravel())
+    return rows.view(np.uint64).reshape(-1, width)
 
 
 def rows_within(inner: np.ndarray, outer: np.ndarray, block: int = 1 << 20) -> np.ndarray:

@@ -29,7 +29,8 @@ import numpy as np
 from fstsynth.dsl import Identity, Rule
 from fstsynth.synthesis.atoms import AtomIndex
 from fstsynth.synthesis.bitsets import (
-    bit_indices, bits, distinct_rows, lowest_bit, maximal_rows, numbered_rows, row_words, rows_within, unpacked_words,
+    bit_indices, bits, distinct_rows, distinct_words, lowest_bit, maximal_rows, numbered_rows, row_words, rows_within,
+    unpacked_words,
 )
 from fstsynth.synthesis.candidates import Candidate, Positives
 from fstsynth.synthesis.options import Options
@@ -399,7 +400,7 @@ class Exceptions:
             # The remaining rows on this row's atoms alone, one of each: many repeat on
             # so few atoms, and `_least` finds the same from the distinct ones (only
             # which rows there are matters to it, not their order nor repeats).
-            on_atoms = np.unique(remaining & row, axis=0)
+            on_atoms = distinct_words(remaining & row)
             # Conjunctions longer than the kept ones would be dropped: not sought (a
             # search past pairs is a product per prefix atom, and may be cut).
             within, whole = self._least(
