@@ -1,5 +1,5 @@
-"""`bitsets.narrowed` against reading the bits one by one; `bitsets.distinct_rows` and
-`maximal_rows` against comparing rows one by one."""
+"""`bitsets.narrowed` against reading the bits one by one; `bitsets.distinct_rows`,
+`maximal_rows` and `rows_within` against comparing rows one by one."""
 
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fstsynth.synthesis.bitsets import bit_indices, distinct_rows, maximal_rows, narrowed, unique_rows
+from fstsynth.synthesis.bitsets import (
+    bit_indices, distinct_rows, distinct_words, maximal_rows, narrowed, numbered_rows, row_words, rows_within,
+    unique_rows,
+    unpacked_words,
+)
 
 
 @st.composite
@@ -78,3 +82,39 @@ def test_unique_rows_are_numpys_unique_rows(table):
     expected, expected_counts = np.unique(packed, axis=0, return_counts=True)
     assert distinct.tolist() == expected.tolist()
     assert counts.tolist() == expected_counts.tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(_tables())
+def test_numbered_rows_number_each_row_by_its_distinct_row(table):
+    packed = np.packbits(table.astype(bool), axis=1)
+    distinct, counts, numbers = numbered_rows(packed)
+    expected, expected_counts = unique_rows(packed)
+    assert distinct.tolist() == expected.tolist() and counts.tolist() == expected_counts.tolist()
+    assert [distinct[number].tolist() for number in numbers] == packed.tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(_tables())
+def test_row_words_unpack_to_the_table(table):
+    words = row_words(table)
+    assert words.dtype == np.uint64 and words.shape == (len(table), max(1, (table.shape[1] + 63) // 64))
+    assert unpacked_words(words, table.shape[1]).tolist() == table.astype(bool).tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(_tables(), _tables(), st.integers(1, 64))
+def test_rows_within_match_comparing_each_pair(inner, outer, block):
+    # Tables of different widths are cut to the narrower one.
+    width = min(inner.shape[1], outer.shape[1])
+    inner, outer = inner[:, :width], outer[:, :width]
+    expected = [any(not (row & ~other).any() for other in outer.astype(bool)) for row in inner.astype(bool)]
+    assert rows_within(row_words(inner), row_words(outer), block).tolist() == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(_tables())
+def test_distinct_words_are_each_distinct_row_once(table):
+    words = row_words(table)
+    distinct = distinct_words(words)
+    assert sorted(map(tuple, distinct.tolist())) == sorted(set(map(tuple, words.tolist())))

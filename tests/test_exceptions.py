@@ -139,13 +139,16 @@ def test_conjunctions_past_the_bound_are_cut_and_stay_sound():
     assert rule.fires & 1 and not any(rule.fires >> r & 1 for r in need_rows)
 
 
-def _followed_against_fresh(seed: int, followed_at_most: int) -> tuple[int, int]:
+def _followed_against_fresh(seed: int, followed_at_most: int, wide: bool = False,
+                            searched_deeper: list[int] | None = None) -> tuple[int, int]:
     """Shrink the danger of random tables by a few examples at a time: the
     conjunctions each anchor keeps (followed from the larger danger) must be those a
     fresh search finds. How many requests were followed, and how many of those found
-    new conjunctions."""
+    new conjunctions. `wide`: anchors true on past one 64-bit word of atoms.
+    `searched_deeper`: appended, per request followed from kept conjunctions of one or
+    two atoms, how many depth-3 searches it made (`maximal_rows` calls)."""
     rng = random.Random(seed)
-    n, atoms = rng.randint(20, 60), rng.randint(4, 12)
+    n, atoms = rng.randint(20, 60), (rng.randint(130, 150) if wide else rng.randint(4, 12))
     index = _random_index(rng, n, atoms, rng.choice([0.5, 0.7, 0.85]))
     need_rows = sorted(rng.sample(range(n), 2 * n // 3))
     needed = Positives(-2, need_rows)
@@ -160,8 +163,12 @@ def _followed_against_fresh(seed: int, followed_at_most: int) -> tuple[int, int]
     while danger:
         for anchor in anchors:
             before = exceptions.safe.get(anchor)
+            deeper = _maximal_rows_calls.copy()
             exceptions._one(anchor, 1 << anchor, danger)
             kept = exceptions.safe[anchor]
+            if (searched_deeper is not None and before is not None and before.danger != danger
+                    and 0 < before.conjunctions.shape[1] <= 2 and len(before.conjunctions)):
+                searched_deeper.append(len(_maximal_rows_calls) - len(deeper))
             columns, expected = fresh._safe_conjunctions(anchor, danger)
             assert list(kept.columns) == list(columns)
             assert sorted(map(tuple, kept.conjunctions)) == sorted(map(tuple, expected))
@@ -174,12 +181,46 @@ def _followed_against_fresh(seed: int, followed_at_most: int) -> tuple[int, int]
     return followed, changed
 
 
+#: Every `maximal_rows` call of `exceptions` (the depth-3 search), where a test spies.
+_maximal_rows_calls: list[int] = []
+
+
+@pytest.fixture
+def spied_maximal_rows(monkeypatch):
+    from fstsynth.synthesis import exceptions as exceptions_module
+
+    def counted(table):
+        _maximal_rows_calls.append(len(table))
+        return maximal_rows(table)
+
+    monkeypatch.setattr(exceptions_module, "maximal_rows", counted)
+    _maximal_rows_calls.clear()
+    yield _maximal_rows_calls
+    _maximal_rows_calls.clear()
+
+
 @pytest.mark.parametrize("followed_at_most", [Exceptions.FOLLOWED_AT_MOST, 0])
 def test_a_shrinking_danger_is_followed_to_what_a_fresh_search_finds(followed_at_most):
     counts = [_followed_against_fresh(seed, followed_at_most) for seed in range(15)]
     # The comparison reached requests whose conjunctions changed with the danger.
     assert sum(changed for _, changed in counts) > 20
     assert sum(followed for followed, _ in counts) > 200
+
+
+def test_a_shrinking_danger_is_followed_on_anchors_past_one_word_of_atoms():
+    # The kept danger rows are 64-bit words (`bitsets.row_words`): rows of 130 to 150
+    # atoms take three.
+    counts = [_followed_against_fresh(seed, Exceptions.FOLLOWED_AT_MOST, wide=True) for seed in range(4)]
+    assert sum(changed for _, changed in counts) > 5
+
+
+def test_a_followed_danger_seeks_no_conjunctions_longer_than_those_kept(spied_maximal_rows):
+    # Kept conjunctions of one or two atoms stay safe as the danger shrinks: a vanished
+    # row's atoms are searched up to that size only, never by the depth-3 search.
+    deeper: list[int] = []
+    for seed in range(15):
+        _followed_against_fresh(seed, Exceptions.FOLLOWED_AT_MOST, searched_deeper=deeper)
+    assert len(deeper) > 50 and sum(deeper) == 0
 
 
 def _least_by_enumeration(on_danger: np.ndarray, costs: np.ndarray, depth: int, bound: int) -> tuple[set, bool]:

@@ -28,7 +28,10 @@ import numpy as np
 
 from fstsynth.dsl import Identity, Rule
 from fstsynth.synthesis.atoms import AtomIndex
-from fstsynth.synthesis.bitsets import bit_indices, bits, distinct_rows, lowest_bit, maximal_rows, unique_rows
+from fstsynth.synthesis.bitsets import (
+    bit_indices, bits, distinct_rows, distinct_words, lowest_bit, maximal_rows, numbered_rows, row_words, rows_within,
+    unpacked_words,
+)
 from fstsynth.synthesis.candidates import Candidate, Positives
 from fstsynth.synthesis.options import Options
 from fstsynth.synthesis.ranking import predicate_cost, rule_cost, transformation_cost
@@ -322,14 +325,20 @@ class Exceptions:
         which a smaller danger is followed (`_followed`)."""
         table = self.index.table
         columns = np.flatnonzero(table[anchor])
-        rows = self.needed_rows[np.array(bit_indices(danger), dtype=np.intp)]
+        places = np.array(bit_indices(danger), dtype=np.intp)  # in `needed`
+        rows = self.needed_rows[places]
         # Rows alike on these columns test alike.
-        packed = np.packbits(table[np.ix_(rows, columns)].astype(bool), axis=1)
-        distinct, counts = unique_rows(packed)
+        on_danger = table[np.ix_(rows, columns)].astype(bool)
+        distinct, counts, numbers = numbered_rows(np.packbits(on_danger, axis=1))
         patterns = np.unpackbits(distinct, axis=1, count=len(columns)).astype(bool)
         conjunctions, whole = self._least(anchor, patterns, self.atom_costs[columns])
-        keys = {row.tobytes(): at for at, row in enumerate(distinct)}
-        return _Kept(danger, columns, patterns, keys, counts, conjunctions, whole, self._ranked(columns, conjunctions))
+        # Each danger example's pattern, by its place in `needed`: a shrunk danger's
+        # vanished examples are then counted by one gather, not packed and sorted again.
+        # The places outside this danger are never read (a later danger is a subset).
+        pattern_of = np.zeros(len(self.needed_rows), dtype=np.uint16 if len(distinct) <= 1 << 16 else np.int32)
+        pattern_of[places] = numbers
+        return _Kept(danger, columns, row_words(patterns), pattern_of, counts, conjunctions, whole,
+                     self._ranked(columns, conjunctions))
 
     #: A shrunk danger is followed from the distinct danger rows that vanished (and
     #: that no remaining row holds every atom of) when there are at most this many;
@@ -350,42 +359,53 @@ class Exceptions:
         if danger & ~kept.danger:
             return None
         removed = kept.danger & ~danger
-        rows = self.needed_rows[np.array(bit_indices(removed), dtype=np.intp)]
-        packed = np.packbits(self.index.table[np.ix_(rows, kept.columns)].astype(bool), axis=1)
-        distinct, gone = unique_rows(packed)
-        counts = kept.counts.copy()
-        for row, count in zip(distinct, gone):
-            counts[kept.keys[row.tobytes()]] -= count
+        gone = np.bincount(kept.pattern_of[bit_indices(removed)], minlength=len(kept.counts))
+        counts = kept.counts - gone
         left = counts > 0
-        vanished = kept.patterns[(kept.counts > 0) & ~left]
-        remaining = kept.patterns[left]
+        vanished = kept.words[(kept.counts > 0) & ~left]
         conjunctions, whole = kept.conjunctions, kept.whole
         if len(vanished):
-            atoms = vanished.sum(axis=1)
-            shared = vanished.astype(np.float32) @ remaining.T.astype(np.float32)
-            open_rows = vanished[~(shared == atoms[:, None]).any(axis=1)]
+            remaining = kept.words[left]
+            # Containment a 64-bit word at a time (atoms true at an anchor: some 30 to
+            # 100, one or two words), not a float product of the rows' atoms.
+            open_rows = vanished[~rows_within(vanished, remaining)]
             costs = self.atom_costs[kept.columns]
+            width = len(kept.columns)
             if len(open_rows) and (not whole or len(open_rows) > self.FOLLOWED_AT_MOST):
-                conjunctions, whole = self._least(anchor, remaining, costs)
+                conjunctions, whole = self._least(anchor, unpacked_words(remaining, width), costs)
             elif len(open_rows):
-                conjunctions, whole = self._joined(anchor, conjunctions, open_rows, remaining, costs)
+                conjunctions, whole = self._joined(anchor, conjunctions, open_rows, remaining, costs, width)
                 if not whole:
-                    conjunctions, whole = self._least(anchor, remaining, costs)
+                    conjunctions, whole = self._least(anchor, unpacked_words(remaining, width), costs)
         found = kept.found if conjunctions is kept.conjunctions else self._ranked(kept.columns, conjunctions)
-        return _Kept(danger, kept.columns, kept.patterns, kept.keys, counts, conjunctions, whole, found)
+        return _Kept(danger, kept.columns, kept.words, kept.pattern_of, counts, conjunctions, whole, found)
 
     def _joined(
-        self, anchor: int, conjunctions: np.ndarray, open_rows: np.ndarray, remaining: np.ndarray, costs: np.ndarray
+        self,
+        anchor: int,
+        conjunctions: np.ndarray,
+        open_rows: np.ndarray,
+        remaining: np.ndarray,
+        costs: np.ndarray,
+        width: int,
     ) -> tuple[np.ndarray, bool]:
         """`conjunctions` (the least safe ones before the shrink, whole) with those of
         the least size within the atoms of each row of `open_rows` that hold on no row
-        of `remaining`: the shrunk danger's least ones; and whether they are whole
-        (not past `CONJUNCTIONS_AT_MOST`)."""
+        of `remaining` (rows of `width` atoms as `row_words`): the shrunk danger's
+        least ones; and whether they are whole (not past `CONJUNCTIONS_AT_MOST`)."""
         size = conjunctions.shape[1] if len(conjunctions) else self.depth + 1
         new: list[np.ndarray] = []
         for row in open_rows:
-            atoms = np.flatnonzero(row)
-            within, whole = self._least(anchor, remaining[:, atoms], costs[atoms])
+            atoms = np.flatnonzero(unpacked_words(row[None, :], width)[0])
+            # The remaining rows on this row's atoms alone, one of each: many repeat on
+            # so few atoms, and `_least` finds the same from the distinct ones (only
+            # which rows there are matters to it, not their order nor repeats).
+            on_atoms = distinct_words(remaining & row)
+            # Conjunctions longer than the kept ones would be dropped: not sought (a
+            # search past pairs is a product per prefix atom, and may be cut).
+            within, whole = self._least(
+                anchor, unpacked_words(on_atoms, width)[:, atoms], costs[atoms], min(size, self.depth)
+            )
             if not whole:
                 return conjunctions, False
             if not len(within) or within.shape[1] > size:
@@ -400,8 +420,10 @@ class Exceptions:
         joined = np.unique(np.vstack(new).astype(np.int32), axis=0)
         return joined, len(joined) <= self.CONJUNCTIONS_AT_MOST
 
-    def _least(self, anchor: int, on_danger: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, bool]:
-        """The conjunctions of the least size (up to `depth`) of the columns of
+    def _least(
+        self, anchor: int, on_danger: np.ndarray, costs: np.ndarray, most: int | None = None
+    ) -> tuple[np.ndarray, bool]:
+        """The conjunctions of the least size (up to `depth`, or `most` if given) of the columns of
         `on_danger` (the danger rows on some atoms, each true or not there, of
         `costs`) true on no row of it, as rows of positions, ascending (none: no row);
         and whether they are all of them (not cut at `CONJUNCTIONS_AT_MOST`).
@@ -412,13 +434,14 @@ class Exceptions:
         time on deep orthographies). A conjunction holding one that adds nothing on
         the examples needing a change is as dangerous as that one, so no pruning is
         needed for the same result."""
+        most = self.depth if most is None else most
         safe = np.flatnonzero(~on_danger.any(axis=0))
-        if len(safe) or self.depth == 1:
+        if len(safe) or most == 1:
             return safe.reshape(-1, 1), True
         # Equal rows test alike: one of each (a sort of the packed rows; a shrunk
         # danger's rows on one vanished row's few atoms repeat many times over).
         on_danger = on_danger[distinct_rows(on_danger)]
-        for depth in range(2, self.depth + 1):
+        for depth in range(2, most + 1):
             if depth == 3:
                 # A conjunction holds on some danger row exactly when it holds on a row
                 # that no other row holds every atom of: only those rows count for the
@@ -464,21 +487,22 @@ class Exceptions:
                     room -= len(pairs)
             if found:
                 return np.sort(np.vstack(found), axis=1), True
-        return np.zeros((0, self.depth), dtype=np.int64), True
+        return np.zeros((0, most), dtype=np.int64), True
 
 
 @dataclass(frozen=True, eq=False)
 class _Kept:
     """What `Exceptions` keeps of one anchor's search: the danger it was for, the
-    atoms true at the anchor (`columns`), the distinct danger rows on them
-    (`patterns`, by packed bytes in `keys`) with how many danger examples each has
-    (`counts`; 0: none left), the least safe conjunctions, whether they are all of
-    them (`whole`), and them ranked for `_one` (`found`)."""
+    atoms true at the anchor (`columns`), the distinct danger rows on them (`words`,
+    as `bitsets.row_words`), the number of each danger example's row by its place
+    in `needed` (`pattern_of`, read only at the search's danger), how many danger
+    examples each row has (`counts`; 0: none left), the least safe conjunctions,
+    whether they are all of them (`whole`), and them ranked for `_one` (`found`)."""
 
     danger: int
     columns: np.ndarray
-    patterns: np.ndarray
-    keys: dict[bytes, int]
+    words: np.ndarray
+    pattern_of: np.ndarray
     counts: np.ndarray
     conjunctions: np.ndarray
     whole: bool
@@ -488,5 +512,5 @@ class _Kept:
     def __post_init__(self) -> None:
         found = self.found
         ranked = sum(fires.bit_length() >> 3 for _, fires in found) if isinstance(found, list) else 0
-        arrays = self.conjunctions.nbytes + self.patterns.nbytes + self.counts.nbytes
-        object.__setattr__(self, "size", ranked + arrays + 24 * len(self.keys))
+        arrays = self.conjunctions.nbytes + self.words.nbytes + self.pattern_of.nbytes + self.counts.nbytes
+        object.__setattr__(self, "size", ranked + arrays)
