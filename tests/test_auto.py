@@ -167,3 +167,42 @@ def test_cross_validation_takes_the_scores_of_a_configuration_learning_the_same_
     scored = [auto._fold(*split, UMLAUT_FEATURES, plain, Deadline()) for split in splits]
     assert trials.hits[1] == tuple(hit for hits, _, _ in scored for hit in hits)
     assert trials.rules[1] == [rules for _, _, rules in scored]
+
+
+
+# A suffix `-i` palatalizing the final consonant (IPA, so auto has the derived classes).
+PALATAL_ROWS = [["b u n", "b u nʲ"], ["l a t", "l a t͡sʲ"], ["u d", "u zʲ"], ["ɡ r a s", "ɡ r a ʃʲ"],
+                ["m i k", "m i t͡ʃʲ"], ["a l b", "a l bʲ"], ["s u r d", "s u r zʲ"], ["d r a ɡ", "d r a d͡ʒʲ"]]
+PREFIXES = ["", "o ", "e ", "i ", "u ", "a ", "o m ", "e m "]
+
+
+class _Fitted(Exception):
+    """Raised in place of learning the chosen configuration from all rows."""
+
+
+@pytest.mark.parametrize("copies, fewer", [(1, False), (8, True)])
+def test_the_ipa_tries_test_as_many_atoms_as_their_base_on_a_small_table(monkeypatch, copies, fewer):
+    """On a table of a few dozen rows, the configurations with the IPA classes test as
+    many atoms per rule as the one they start from, so that they differ from it in the
+    classes only; from `FULL_CONJUNCTS_ROWS` rows on, one fewer (their search grows
+    with the rows times the atoms)."""
+    from fstsynth.synthesis import auto
+
+    rows_ = [[prefix + src, prefix + tgt] for prefix in PREFIXES[:copies] for src, tgt in PALATAL_ROWS]
+    assert (len(rows_) >= auto.FULL_CONJUNCTS_ROWS) is fewer
+    tried: list[Options] = []
+
+    def fold(train, test, features, options, deadline):
+        tried.append(options)
+        return tuple(i % 2 == 0 for i in range(len(test))), {}, 5
+
+    def fit(*args, **kwargs):
+        raise _Fitted
+
+    monkeypatch.setattr(auto, "_fold", fold)
+    monkeypatch.setattr(auto, "fit", fit)
+    with pytest.raises(_Fitted):
+        learn_model(read_pairs(rows_), jobs=1)
+    with_classes = {options.max_conjuncts for options in tried if options.derived_tests}
+    base = Options().max_conjuncts
+    assert with_classes == {base - 1 if fewer else base}
