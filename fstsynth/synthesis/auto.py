@@ -52,11 +52,6 @@ log = logging.getLogger(__name__)
 #: (`_large_input_chunk_tries`), and `learn`'s summary says the choice read a sample.
 LARGE_INPUT = 2000
 
-#: From this many rows on, the IPA-feature tries of `learn_auto` test one atom fewer
-#: per rule than the configuration they start from (their search grows with the rows
-#: times the atoms); below, as many.
-FULL_CONJUNCTS_ROWS = 60
-
 #: One cross-validation split: rows to learn from, rows to predict.
 Split = tuple[Pairs, Pairs]
 
@@ -213,15 +208,10 @@ def learn_auto(
         plain = replace(trials.options[ahead], plain_letters=True)
         trials.try_also(plain, trials.features[ahead], plain.variant + " + plain letters")
     if more_to_gain() and derived is not features:
-        # With them, conjunctions of one atom fewer from `FULL_CONJUNCTS_ROWS` rows on:
-        # they multiply the atoms, and the search with them (100 spelling -> IPA pairs,
-        # one run) took 51 s at 3 atoms, 11 s at 2 (7.5 s without them at 3); on 100
-        # pairs of another orthography, held-out Exact was 71.6% at 2 and 67.8% at 3.
-        # Below, at the conjunctions of the configuration it is compared with: a try
-        # that differs in two things at once loses where a rule needs a class, its edge
-        # and one more test (Romanian, 24 rows: with 2 atoms `[-ant] -> t͡ʃʲ / V _`
-        # with no edge, `b o ɡ a t` -> `b o t͡ʃʲ a t͡sʲ`), and on a few dozen rows the
-        # search costs seconds.
+        # With them, conjunctions of one atom fewer: they multiply the atoms, and the
+        # search with them (100 spelling -> IPA pairs, one run) took 51 s at 3 atoms,
+        # 11 s at 2 (7.5 s without them at 3); on 100 pairs of another orthography,
+        # held-out Exact was 71.6% at 2 and 67.8% at 3.
         # Tried with the configuration ahead, then with the feature variant's best
         # configuration where it is within one standard error of it (earlier ranks win
         # ties, so the one ahead keeps its place): its `SetFeatures` and `Agree` are the
@@ -236,11 +226,10 @@ def learn_auto(
         # behind it with them cost 18% more CPU for the same program.
         for rank in _ahead_and_feature(trials, tested):
             variant_options = trials.options[rank]
-            conjuncts = variant_options.max_conjuncts
-            if len(pairs) >= FULL_CONJUNCTS_ROWS:
-                conjuncts = max(1, conjuncts - 1)
-            with_classes = replace(variant_options, max_conjuncts=conjuncts, derived_tests=True)
-            trials.try_also(with_classes, derived, with_classes.variant + " + IPA features")
+            fewer = replace(
+                variant_options, max_conjuncts=max(1, variant_options.max_conjuncts - 1), derived_tests=True
+            )
+            trials.try_also(fewer, derived, fewer.variant + " + IPA features")
     affix_try: int | None = None  # the configuration with the whole-affix pass
     if more_to_gain() and not options.affixes and forms_of_words(pairs):
         # The whole-affix pass first (`affixes.affix_pass`), with the variant ahead: the
