@@ -23,7 +23,7 @@ QUICK_START = (
     "pip install . && fstsynth learn data/plural.tsv --features data/plural-features.json -o plural-model "
     "&& fstsynth apply plural-model --check < data/plural-words.txt"
 )
-TEST_COMMAND = "scripts/install-test-deps && python -m pytest -q"
+TEST_COMMAND = "scripts/install-test-deps && python -m pytest -q -n auto"
 
 
 def shell_blocks(text: str) -> list[str]:
