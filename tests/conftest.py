@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import os
 import signal
+import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Iterable
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def script_module(name: str) -> ModuleType:
+    """The script `scripts/NAME` (a file without `.py`) imported as a module of that name."""
+    loader = importlib.machinery.SourceFileLoader(name, str(ROOT / "scripts" / name))
+    spec = importlib.util.spec_from_loader(name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    loader.exec_module(module)
+    return module
 
 
 def as_from_a_terminal() -> None:

@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
-import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import script_module
 from fstsynth.words import split_graphemes
 
 
 def _bench_realworld():
-    loader = importlib.machinery.SourceFileLoader("bench_realworld", str(ROOT / "scripts" / "bench_realworld"))
-    spec = importlib.util.spec_from_loader("bench_realworld", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_realworld", module)
-    loader.exec_module(module)
-    return module
+    return script_module("bench_realworld")
 
 
 def test_a_lone_combining_mark_joins_the_segment_before_it():

@@ -4,16 +4,13 @@ entry whose code changed stops the run (on a small made-up module, not the proje
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import signal
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from conftest import ROOT
+from conftest import script_module
 
 BEFORE = '''\
 LIMIT = 4096
@@ -59,13 +56,7 @@ class Box:
 
 
 def _script() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("mutation_test", str(ROOT / "scripts" / "mutation_test"))
-    spec = importlib.util.spec_from_loader("mutation_test", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("mutation_test", module)
-    loader.exec_module(module)
-    return module
+    return script_module("mutation_test")
 
 
 def _write(root: Path, text: str) -> str:
