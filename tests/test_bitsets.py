@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from fstsynth.synthesis.bitsets import (
     bit_indices, distinct_rows, distinct_words, maximal_rows, narrowed, numbered_rows, row_words, rows_within,
-    unique_rows,
     unpacked_words,
 )
 
@@ -76,20 +75,10 @@ def test_maximal_rows_of_repeated_rows_match_comparing_each_pair(table, block):
 
 @settings(max_examples=40, deadline=None)
 @given(_tables())
-def test_unique_rows_are_numpys_unique_rows(table):
-    packed = np.packbits(table.astype(bool), axis=1)
-    distinct, counts = unique_rows(packed)
-    expected, expected_counts = np.unique(packed, axis=0, return_counts=True)
-    assert distinct.tolist() == expected.tolist()
-    assert counts.tolist() == expected_counts.tolist()
-
-
-@settings(max_examples=40, deadline=None)
-@given(_tables())
 def test_numbered_rows_number_each_row_by_its_distinct_row(table):
     packed = np.packbits(table.astype(bool), axis=1)
     distinct, counts, numbers = numbered_rows(packed)
-    expected, expected_counts = unique_rows(packed)
+    expected, expected_counts = np.unique(packed, axis=0, return_counts=True)
     assert distinct.tolist() == expected.tolist() and counts.tolist() == expected_counts.tolist()
     assert [distinct[number].tolist() for number in numbers] == packed.tolist()
 

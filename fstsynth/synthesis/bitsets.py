@@ -2,7 +2,7 @@
 
 Public API:
     bits(indices), lowest_bit(bits), bit_indices(bits), column_bits(table), distinct_rows(table),
-    unique_rows(packed), numbered_rows(packed), row_words(table), unpacked_words(words, width), distinct_words(words),
+    numbered_rows(packed), row_words(table), unpacked_words(words, width), distinct_words(words),
     rows_within(inner, outer), maximal_rows(table), LongSet, narrowed(values, rows, n)
 
 "Where does this rule fire, and is it right there" is then a few AND/popcount
@@ -71,16 +71,11 @@ def distinct_rows(table: np.ndarray) -> np.ndarray:
     return np.sort(first)
 
 
-def unique_rows(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`np.unique(packed, axis=0, return_counts=True)` of a byte table (uint8): its
-    distinct rows, ascending as their bytes compare, and how often each occurs."""
-    _, first, counts = np.unique(_row_keys(packed), return_index=True, return_counts=True)
-    return packed[first], counts
-
-
 def numbered_rows(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`unique_rows` of a byte table with, besides, the number of each row's distinct
-    row (`np.unique`'s inverse): a row's pattern found by one gather later."""
+    """`np.unique(packed, axis=0, return_counts=True)` of a byte table (uint8): its
+    distinct rows, ascending as their bytes compare, and how often each occurs; and the
+    number of each row's distinct row (`np.unique`'s inverse): a row's pattern found by
+    one gather later."""
     _, first, numbers, counts = np.unique(_row_keys(packed), return_index=True, return_inverse=True,
                                           return_counts=True)
     return packed[first], counts, numbers.reshape(-1)

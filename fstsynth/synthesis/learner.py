@@ -12,12 +12,11 @@ from __future__ import annotations
 import gc
 from dataclasses import replace
 
-from fstsynth.dsl import Program
 from fstsynth.features import without_derived
 from fstsynth.synthesis.auto import learn_auto
 from fstsynth.synthesis.options import AUTO, Deadline, Options
 from fstsynth.synthesis.feature_changes import with_class_changes
-from fstsynth.synthesis.ranking import rule_cost
+from fstsynth.synthesis.ranking import program_cost
 from fstsynth.synthesis.variant import LearnResult, Pairs, configured, fit, forms_of_words, with_prefix_default
 from fstsynth.types import Features
 
@@ -91,9 +90,6 @@ def _with_class_changes(result: LearnResult, pairs: Pairs, features: Features) -
     if program == result.program:
         return result
     # The cost follows the rules (`solve` breaks ties between source columns by it).
-    cost = result.cost + _rules_cost(program, result.variant) - _rules_cost(result.program, result.variant)
+    cost = result.cost + program_cost(program, result.variant) - program_cost(result.program, result.variant)
     return replace(result, program=program, cost=cost)
 
-
-def _rules_cost(program: Program, variant: str) -> float:
-    return sum(rule_cost(rule, variant) for pass_ in program.passes for rule in pass_.rules)

@@ -1,7 +1,8 @@
 """The ranking score of rules: the cost of each predicate and transformation.
 
 Public API:
-    predicate_cost(pred, variant), transformation_cost(tr), rule_cost(rule, variant)
+    predicate_cost(pred, variant), transformation_cost(tr), rule_cost(rule, variant),
+    program_cost(program, variant)
     constant_copy_cost(tr, token, variant), grows(tr), anchored(rule)
     TIER_COST, TIERS, TIER_INDICES, INCLUSIVE_TIER_INDICES, UNANCHORED_INSERT_COST,
     UNANCHORED_CHANGE_COST, AFFIX_SIDE_DISCOUNT
@@ -32,6 +33,7 @@ from fstsynth.dsl import (
     Transformation,
     CopyInsert,
     CopyReplace,
+    Program,
 )
 from fstsynth.rule_shape import shape_of
 from fstsynth.types import Token
@@ -156,3 +158,8 @@ def rule_cost(rule: Rule, variant: str) -> float:
     if grows(rule.transformation) and not anchored(rule):
         cost += UNANCHORED_INSERT_COST
     return cost
+
+
+def program_cost(program: Program, variant: str) -> float:
+    """The sum of the program's rule costs (`LearnResult.cost`)."""
+    return sum(rule_cost(rule, variant) for pass_ in program.passes for rule in pass_.rules)

@@ -35,7 +35,7 @@ from fstsynth.synthesis.examples import TaggedExample, tagged_examples
 from fstsynth.synthesis.feature_changes import changes_after_suffix
 from fstsynth.synthesis.first_passes import is_transcription, plain_letter_pass, token_map_pass
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
-from fstsynth.synthesis.ranking import rule_cost
+from fstsynth.synthesis.ranking import program_cost, rule_cost
 from fstsynth.synthesis.selection import synthesize_pass
 from fstsynth.types import Features, Word
 
@@ -347,5 +347,4 @@ def learn_variant(
         passes.append(pass_)
         current, score = new, new_score
     program = Program(tuple(passes))
-    cost = sum(rule_cost(r, options.variant) for p in passes for r in p.rules)
-    return LearnResult(program, cost, score, len(pairs), seconds, options.variant)
+    return LearnResult(program, program_cost(program, options.variant), score, len(pairs), seconds, options.variant)
