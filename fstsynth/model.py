@@ -312,16 +312,18 @@ class PairModel(_Record):
 
     def apply(self, word: str | Sequence[Token]) -> str | Word:
         """The prediction for one word: a string gives a string (tokens separated by
-        spaces, or run together if the word was typed so), tokens give tokens."""
+        spaces, or run together if the word was typed so), tokens give tokens (in NFC)."""
         return self.apply_many([word])[0]
 
     def apply_many(self, words: Iterable[str | Sequence[Token]]) -> list:
         """`apply` for many words at once (through the apply tables, batched)."""
         from fstsynth.problem import is_spaced, splitter_for
+        from fstsynth.words import nfc
 
         split = splitter_for(self.alphabet)
         words = list(words)
-        tokens = [split(w) if isinstance(w, str) else tuple(w) for w in words]
+        # Tokens given as such are compared after NFC too, as a typed word's are.
+        tokens = [split(w) if isinstance(w, str) else tuple(nfc(t) for t in w) for w in words]
         out: list[str | Word] = []
         for word, prediction in zip(words, self.predict_many(tokens)):
             if isinstance(word, str):

@@ -36,6 +36,14 @@ def test_words_in_the_style_they_were_typed(model):
     assert model.apply_many(["s l ʌ g", "stæmp"]) == ["s l ʌ g z", "stæmps"]
 
 
+def test_tokens_given_as_such_are_read_in_nfc():
+    # `é` learned precomposed; given decomposed (`e` + U+0301), in a string or as a token.
+    model = fstsynth.learn([("té", "te"), ("pét", "pet"), ("ta", "ta"), ("pa", "pa"), ("ét", "et"), ("ke", "ke")])
+    assert model.apply(("k", "é")) == ("k", "e")
+    assert model.apply(("k", "e\u0301")) == ("k", "e")
+    assert model.apply("ke\u0301") == "ke"
+
+
 def test_rules_fst_and_a_saved_model(model, tmp_path):
     assert "Insert(x, " in str(model.rules) and model.rules is model.pair().program
     import pynini
