@@ -24,7 +24,8 @@ groups.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from itertools import combinations
+from typing import Callable, Sequence
 
 from fstsynth.dsl import (
     Agree,
@@ -39,7 +40,7 @@ from fstsynth.dsl import (
     TaggedToken,
     Transformation,
 )
-from fstsynth.features import DERIVED, Inventory, inventory, written_by
+from fstsynth.features import DERIVED, Inventory, inventory, readable_bundles, written_by
 from fstsynth.interpreter import START, apply_transformation, eval_predicate, run_many, run_pass_many, tier_token
 from fstsynth.synthesis.bitsets import bits
 from fstsynth.synthesis.examples import TaggedExample
@@ -214,8 +215,67 @@ def _values_test(values: tuple[tuple[str, bool], ...], offset: int) -> tuple[Pre
     return tuple(Is(name, offset) if value else Not(Is(name, offset)) for name, value in values)
 
 
+def _fewest_values(
+    values: tuple[tuple[str, bool], ...],
+    fixed: tuple[tuple[str, bool], ...],
+    names: Sequence[str],
+    bundles: frozenset[tuple[bool, ...]],
+) -> tuple[tuple[str, bool], ...]:
+    """The fewest of `values` (feature, value) that, with `fixed`, pick out the same
+    bundles of `bundles` (each a token's values of `names`, every token the model can
+    read: `features.readable_bundles`) as all of them do: a class as a phonologist
+    writes it, the features that tell it from the rest of the inventory (`[+cons
+    -son -voi -cont]` -> `[-son -voi -cont]` where every non-sonorant is a consonant).
+    Of as few, those with the fewest features derived from IPA (the data's own `vowel`,
+    `cons` and a features file's read first), then the first in `values`' order; kept
+    in that order.
+
+    Minimum set cover: each value rules out the bundles outside the class it is false
+    of, and the values kept must rule out all of them. A class change tests at most
+    `1 + MOST_FEATURES + len(MANNER_FEATURES)` values, so trying subsets by size is
+    cheap (the first sizes answer)."""
+    at = {name: k for k, name in enumerate(names)}
+    # (A fixed test of a name outside `names`, a harmonic tier's, is left out: the class
+    # is then told from more bundles, never from fewer.)
+    fixed = tuple((n, v) for n, v in fixed if n in at)
+    outside = [
+        bundle
+        for bundle in bundles
+        if all(bundle[at[n]] == v for n, v in fixed) and not all(bundle[at[n]] == v for n, v in values)
+    ]
+    rules_out = [bits(k for k, bundle in enumerate(outside) if bundle[at[n]] != v) for n, v in values]
+    every = (1 << len(outside)) - 1
+    for size in range(len(values) + 1):
+        fits = []
+        for chosen in combinations(range(len(values)), size):
+            covered = 0
+            for k in chosen:
+                covered |= rules_out[k]
+            if covered == every:
+                fits.append(chosen)
+        if fits:
+            best = min(fits, key=lambda chosen: (sum(values[k][0].startswith(DERIVED) for k in chosen), chosen))
+            return tuple(values[k] for k in best)
+    return values  # (not reached: all of them rule out every bundle outside)
+
+
+def _values_at(predicates: Sequence[Predicate], offset: int) -> tuple[tuple[str, bool], ...]:
+    """The feature values `predicates` test the token at `offset` for (`Is`, `Not(Is)`)."""
+    found = []
+    for pred in predicates:
+        negated = isinstance(pred, Not)
+        inner = pred.predicate if isinstance(pred, Not) else pred
+        if isinstance(inner, Is) and inner.offset == offset:
+            found.append((inner.feature, not negated))
+    return tuple(found)
+
+
 def _class_changes(
-    known: Inventory, rule: Rule, words: Sequence[Sequence[TaggedToken]], features: Features
+    known: Inventory,
+    rule: Rule,
+    words: Sequence[Sequence[TaggedToken]],
+    features: Features,
+    bundles: Callable[[], frozenset[tuple[bool, ...]]],
 ) -> list[Rule]:
     """`rule`'s `ReplaceBy(x, a, b)` as an assimilation of the tokens of `a`'s class and
     manner to a neighbour that has the values the change sets wherever the rule applies
@@ -226,7 +286,12 @@ def _class_changes(
     A change with no neighbour to assimilate to is not made the class's: nothing in
     the rows then says which of the token's features condition it (Arabic `n` -> `nː`
     after the article, shown for coronals only: "a nasal lengthens there" lengthens a
-    held-out `m`)."""
+    held-out `m`).
+
+    The class is tested with the fewest of those values that pick out the same tokens
+    (`_fewest_values`, over `bundles()`: each token's values of `known.names`, every
+    token the model can read), so that the rule reads as a phonologist writes it and
+    applies to the same tokens, seen or unseen, as with all of them."""
     tr = rule.transformation
     if not isinstance(tr, ReplaceBy) or len(tr.target) != 1:
         return []
@@ -244,7 +309,9 @@ def _class_changes(
         for name in MANNER_FEATURES
         if name in known.names and name not in changed
     )
-    tests = (*rule.predicates, Is(klass, 0), *_values_test(was, 0), *_values_test(manner, 0))
+    described = ((klass, True), *was, *manner)
+    fewest = _fewest_values(described, _values_at(rule.predicates, 0), known.names, bundles())
+    tests = (*rule.predicates, *_values_test(fewest, 0))
     at = [
         (word, position)
         for word in words
@@ -284,6 +351,13 @@ def with_class_changes(program: Program, sources: Sequence[Word], features: Feat
     if not known.names:
         return program
     passes = list(program.passes)
+    readable: list[frozenset[tuple[bool, ...]]] = []  # made at the first class change
+
+    def bundles() -> frozenset[tuple[bool, ...]]:
+        if not readable:
+            readable.append(readable_bundles(features, known.names))
+        return readable[0]
+
     expected: list[Word] | None = None  # the program's outputs, made at the first candidate
     for p, pass_ in enumerate(program.passes):
         words: list[list[TaggedToken]] | None = None
@@ -294,7 +368,7 @@ def with_class_changes(program: Program, sources: Sequence[Word], features: Feat
                 words = [[(tok, None) for tok in src] for src in sources]
                 for before in passes[:p]:
                     words = run_pass_many(before, words, features)
-            for wider in _class_changes(known, rule, words, features):
+            for wider in _class_changes(known, rule, words, features, bundles):
                 rules = list(passes[p].rules)
                 r = rules.index(rule)
                 # (A change of the class the pass makes already, under the same tests, is
