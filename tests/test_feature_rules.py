@@ -711,8 +711,9 @@ def test_a_token_change_reaches_the_tokens_of_its_manner_only():
 @pytest.mark.parametrize("seed", range(8))
 def test_class_changes_checked_on_the_words_they_reach_keep_what_a_check_of_every_word_keeps(seed, monkeypatch):
     """`with_class_changes` checks a wider rule on the training words it fires in only
-    (`_fires`): elsewhere the pass runs as before. Against the check of every word
-    (`_fires` always true), on random tables of nasal and oral vowels and consonants
+    (`_reached`), those it reaches beyond the token rule first, a few before the rest:
+    elsewhere the pass runs as before. Against the check of every word in order
+    (`_reached` all of them), on random tables of nasal and oral vowels and consonants
     where the changes differ by row."""
     import random
 
@@ -736,7 +737,7 @@ def test_class_changes_checked_on_the_words_they_reach_keep_what_a_check_of_ever
     program = learn(pairs, features, Options(variant="token")).program
     sources = [s for s, _ in pairs]
     reached = feature_changes.with_class_changes(program, sources, features)
-    monkeypatch.setattr(feature_changes, "_fires", lambda *_args: True)
+    monkeypatch.setattr(feature_changes, "_reached", lambda _rule, _source, words, *_args: list(range(len(words))))
     assert feature_changes.with_class_changes(program, sources, features) == reached
 
 
