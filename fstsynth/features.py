@@ -8,6 +8,7 @@ Public API:
     WithUnseen(features, unseen)
     Inventory, inventory(features)  (feature bundles -> tokens, for SetFeatures and Agree)
     is_vowel(token, features), with_vowel_classes(features, tokens)
+    readable_bundles(features, names)
 
 A problem's own feature table says what its tokens are; a user's TSV often has none,
 and then only vowel/consonant classes from Unicode (`with_vowel_classes`).
@@ -584,3 +585,18 @@ def with_vowel_classes(features: Features, tokens: Sequence[Token]) -> dict[Toke
         if "cons" not in feats:
             feats["cons"] = not vowel and bool(base) and unicodedata.category(base).startswith("L")
     return out
+
+
+def readable_bundles(features: Features, names: Sequence[str]) -> frozenset[tuple[bool, ...]]:
+    """The values of `names` (in that order; a missing one is false) of every token a
+    model with `features` can read a word with: its own tokens, every IPA segment of
+    panphon's table where the features were derived from IPA (read as `read_by_ipa`
+    reads a token never seen in training), and a token with no features (`<unk>`, a
+    token outside a features file). A test of the token at a position holds of the
+    same tokens as another, seen or unseen, where it holds of the same bundles."""
+    readings: list[Mapping[str, bool]] = [*features.values(), {}]
+    if is_derived(features):
+        read = read_by_ipa(_segments(), features)
+        assert read is not None  # every segment of the table is one IPA segment
+        readings += read.values()
+    return frozenset(tuple(bool(feats.get(name, False)) for name in names) for feats in readings)

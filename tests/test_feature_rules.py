@@ -7,9 +7,12 @@ import functools
 import json
 import os
 import subprocess
+from itertools import combinations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import LEARN_JOBS
 from forked import run_forked
@@ -19,20 +22,23 @@ from fstsynth.dsl import (
     Agree,
     Is,
     IsToken,
+    Not,
     Pass,
     Program,
+    ReplaceBy,
     Rule,
     SetFeatures,
     TierIs,
 )
-from fstsynth.features import Inventory
+from fstsynth.features import DERIVED, Inventory, readable_bundles, with_ipa_features, with_vowel_classes
 from fstsynth.learning import learn_model
 from fstsynth.problem import load_features, read_pairs, with_features
 from fstsynth.tables import UNK
 from fstsynth.interpreter import START, apply_transformation, eval_predicate, run, run_many
 from fstsynth.synthesis import Deadline, LearnResult, Options, learn, tagged_examples
-from fstsynth.synthesis.feature_changes import feature_transformations
+from fstsynth.synthesis.feature_changes import MANNER_FEATURES, feature_transformations, with_class_changes
 from fstsynth.synthesis.learner import configured
+from fstsynth.types import Features
 
 # A small obstruent/vowel inventory: every token has its own bundle, except that
 # x and y share one (so a change towards it names no single token).
@@ -705,8 +711,9 @@ def test_a_token_change_reaches_the_tokens_of_its_manner_only():
 @pytest.mark.parametrize("seed", range(8))
 def test_class_changes_checked_on_the_words_they_reach_keep_what_a_check_of_every_word_keeps(seed, monkeypatch):
     """`with_class_changes` checks a wider rule on the training words it fires in only
-    (`_fires`): elsewhere the pass runs as before. Against the check of every word
-    (`_fires` always true), on random tables of nasal and oral vowels and consonants
+    (`_reached`), those it reaches beyond the token rule first, a few before the rest:
+    elsewhere the pass runs as before. Against the check of every word in order
+    (`_reached` all of them), on random tables of nasal and oral vowels and consonants
     where the changes differ by row."""
     import random
 
@@ -730,5 +737,94 @@ def test_class_changes_checked_on_the_words_they_reach_keep_what_a_check_of_ever
     program = learn(pairs, features, Options(variant="token")).program
     sources = [s for s, _ in pairs]
     reached = feature_changes.with_class_changes(program, sources, features)
-    monkeypatch.setattr(feature_changes, "_fires", lambda *_args: True)
+    monkeypatch.setattr(feature_changes, "_reached", lambda _rule, _source, words, *_args: list(range(len(words))))
     assert feature_changes.with_class_changes(program, sources, features) == reached
+
+
+# The class a learned class change (`with_class_changes`) tests: the fewest features
+# that pick out the same tokens as its whole description.
+# Two classes, three manner features, two features of a features file (so the table is
+# no IPA-derived one: the tokens a model reads are the table's and a featureless one).
+_CLASS_NAMES = ("vowel", "cons", DERIVED + "son", DERIVED + "voi", DERIVED + "nas", "high", "round")
+_CLASS_CHANGEABLE = range(2, len(_CLASS_NAMES))
+
+
+def _tests_at_zero(rule: Rule) -> tuple[tuple[str, bool], ...]:
+    """The feature values `rule` tests the token at the position for."""
+    found = []
+    for pred in rule.predicates:
+        inner = pred.predicate if isinstance(pred, Not) else pred
+        if isinstance(inner, Is) and inner.offset == 0:
+            found.append((inner.feature, not isinstance(pred, Not)))
+    return tuple(found)
+
+
+def _picked(values: tuple[tuple[str, bool], ...], bundles: frozenset[tuple[bool, ...]]) -> frozenset:
+    at = {name: k for k, name in enumerate(_CLASS_NAMES)}
+    return frozenset(b for b in bundles if all(b[at[n]] == v for n, v in values))
+
+
+@st.composite
+def _class_tables(draw: st.DrawFn) -> tuple[Features, str, str, str]:
+    """A random feature table; a token `a` of one class, `b` it becomes by a change of
+    one feature (the only token with that bundle), and a neighbour `n` with the value
+    the change sets."""
+    bundle = st.tuples(*[st.booleans()] * len(_CLASS_NAMES))
+    a_bundle = draw(bundle.filter(lambda b: b[0] != b[1]))
+    changed = draw(st.sampled_from(list(_CLASS_CHANGEABLE)))
+    b_bundle = tuple(not v if k == changed else v for k, v in enumerate(a_bundle))
+    n_bundle = draw(bundle.filter(lambda b: b[changed] == b_bundle[changed]))
+    others = draw(st.lists(bundle, max_size=14))
+    bundles = list(dict.fromkeys([a_bundle, b_bundle, n_bundle, *others]))
+    features = {f"t{k}": dict(zip(_CLASS_NAMES, b)) for k, b in enumerate(bundles)}
+    return features, "t0", "t1", f"t{bundles.index(n_bundle)}"
+
+
+@settings(max_examples=60, deadline=None)
+@given(_class_tables())
+def test_a_class_change_tests_the_fewest_features_that_pick_out_its_class(table):
+    """Over random feature tables, the class `[a's class, a's values of the changed
+    features, a's manner]` of a class change is tested by the fewest of those values
+    that pick out the same tokens of the table (and a token with no features), seen or
+    not: no fewer values do, and of as many, none with fewer features derived from IPA."""
+    features, a, b, n = table
+    program = Program((Pass((Rule((IsToken(n, 1),), ReplaceBy(a, (b,))),)),))
+    sources = [(a, n)]
+    wider = with_class_changes(program, sources, features)
+    (rule,) = wider.passes[0].rules
+    assert isinstance(rule.transformation, SetFeatures)
+    assert run_many(wider, sources, features) == run_many(program, sources, features)
+    # The whole description, as the class change makes it.
+    (changed, _value), = rule.transformation.values
+    values = dict(zip(_CLASS_NAMES, features[a].values()))
+    klass = "vowel" if values["vowel"] else "cons"
+    manner = tuple(name for name in MANNER_FEATURES if name in _CLASS_NAMES and name != changed)
+    whole = ((klass, True), (changed, values[changed]), *((name, values[name]) for name in manner))
+    tested = _tests_at_zero(rule)
+    assert set(tested) <= set(whole)
+    bundles = readable_bundles(features, _CLASS_NAMES)
+    assert _picked(tested, bundles) == _picked(whole, bundles)
+    derived = sum(name.startswith(DERIVED) for name, _ in tested)
+    for size in range(len(tested) + 1):
+        for chosen in combinations(whole, size):
+            if _picked(chosen, bundles) == _picked(whole, bundles):
+                assert size == len(tested)
+                assert sum(name.startswith(DERIVED) for name, _ in chosen) >= derived
+
+
+def test_a_nasalized_vowel_class_is_written_by_the_features_that_tell_it_apart():
+    """`a` -> `ã` before `n` becomes `[+vowel -nas +voi] -> [+nas] / _ [+nas]`: over
+    every IPA segment a model derived from IPA reads (voiceless vowels among them), no
+    other manner feature tells the oral voiced vowels from the rest."""
+    tokens = ["l", "a", "n", "ã", "b", "o", "õ", "t"]
+    features = with_ipa_features(with_vowel_classes({}, tokens), tokens)
+    program = Program((Pass((Rule((IsToken("n", 1),), ReplaceBy("a", ("ã",))),)),))
+    wider = with_class_changes(program, [("l", "a", "n"), ("b", "o", "t")], features)
+    (rule,) = wider.passes[0].rules
+    assert rule.predicates == (
+        IsToken("n", 1),
+        Is("vowel", 0),
+        Not(Is(DERIVED + "nas", 0)),
+        Is(DERIVED + "voi", 0),
+        Is(DERIVED + "nas", 1),
+    )

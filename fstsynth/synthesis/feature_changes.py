@@ -24,11 +24,14 @@ groups.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from functools import cache
+from itertools import combinations
+from typing import Callable, Sequence
 
 from fstsynth.dsl import (
     Agree,
     Is,
+    IsToken,
     Not,
     Pass,
     Predicate,
@@ -39,7 +42,7 @@ from fstsynth.dsl import (
     TaggedToken,
     Transformation,
 )
-from fstsynth.features import DERIVED, Inventory, inventory, written_by
+from fstsynth.features import DERIVED, Inventory, inventory, readable_bundles, written_by
 from fstsynth.interpreter import START, apply_transformation, eval_predicate, run_many, run_pass_many, tier_token
 from fstsynth.synthesis.bitsets import bits
 from fstsynth.synthesis.examples import TaggedExample
@@ -214,8 +217,81 @@ def _values_test(values: tuple[tuple[str, bool], ...], offset: int) -> tuple[Pre
     return tuple(Is(name, offset) if value else Not(Is(name, offset)) for name, value in values)
 
 
+def _fewest_values(
+    values: tuple[tuple[str, bool], ...],
+    fixed: tuple[tuple[str, bool], ...],
+    names: Sequence[str],
+    bundles: frozenset[tuple[bool, ...]],
+) -> tuple[tuple[str, bool], ...]:
+    """The fewest of `values` (feature, value) that, with `fixed`, pick out the same
+    bundles of `bundles` (each a token's values of `names`, every token the model can
+    read: `features.readable_bundles`) as all of them do: a class as a phonologist
+    writes it, the features that tell it from the rest of the inventory (`[+cons
+    -son -voi -cont]` -> `[-son -voi -cont]` where every non-sonorant is a consonant).
+    Of as few, those with the fewest features derived from IPA (the data's own `vowel`,
+    `cons` and a features file's read first), then the first in `values`' order; kept
+    in that order.
+
+    Minimum set cover: each value rules out the bundles outside the class it is false
+    of, and the values kept must rule out all of them. A class change tests at most
+    `1 + MOST_FEATURES + len(MANNER_FEATURES)` values, so trying subsets by size is
+    cheap (the first sizes answer)."""
+    at = {name: k for k, name in enumerate(names)}
+    # (A fixed test of a name outside `names`, a harmonic tier's, is left out: the class
+    # is then told from more bundles, never from fewer.)
+    fixed = tuple((n, v) for n, v in fixed if n in at)
+    outside = [
+        bundle
+        for bundle in bundles
+        if all(bundle[at[n]] == v for n, v in fixed) and not all(bundle[at[n]] == v for n, v in values)
+    ]
+    rules_out = [bits(k for k, bundle in enumerate(outside) if bundle[at[n]] != v) for n, v in values]
+    every = (1 << len(outside)) - 1
+    for size in range(len(values) + 1):
+        fits = []
+        for chosen in combinations(range(len(values)), size):
+            covered = 0
+            for k in chosen:
+                covered |= rules_out[k]
+            if covered == every:
+                fits.append(chosen)
+        if fits:
+            best = min(fits, key=lambda chosen: (sum(values[k][0].startswith(DERIVED) for k in chosen), chosen))
+            return tuple(values[k] for k in best)
+    return values  # (not reached: all of them rule out every bundle outside)
+
+
+def _values_at(predicates: Sequence[Predicate], offset: int) -> tuple[tuple[str, bool], ...]:
+    """The feature values `predicates` test the token at `offset` for (`Is`, `Not(Is)`)."""
+    found = []
+    for pred in predicates:
+        negated = isinstance(pred, Not)
+        inner = pred.predicate if isinstance(pred, Not) else pred
+        if isinstance(inner, Is) and inner.offset == offset:
+            found.append((inner.feature, not negated))
+    return tuple(found)
+
+
+# Where each token stands in a pass's input words: (word index, position).
+_Places = dict[Token, list[tuple[int, int]]]
+
+
+def _places(words: Sequence[Sequence[TaggedToken]]) -> _Places:
+    """Where each token of `words` stands."""
+    found: _Places = {}
+    for k, word in enumerate(words):
+        for position, (token, _) in enumerate(word):
+            found.setdefault(token, []).append((k, position))
+    return found
+
+
 def _class_changes(
-    known: Inventory, rule: Rule, words: Sequence[Sequence[TaggedToken]], features: Features
+    known: Inventory,
+    rule: Rule,
+    words: Sequence[Sequence[TaggedToken]],
+    places: _Places,
+    features: Features,
+    fewest: Callable[[tuple[tuple[str, bool], ...], tuple[tuple[str, bool], ...]], tuple[tuple[str, bool], ...]],
 ) -> list[Rule]:
     """`rule`'s `ReplaceBy(x, a, b)` as an assimilation of the tokens of `a`'s class and
     manner to a neighbour that has the values the change sets wherever the rule applies
@@ -226,7 +302,12 @@ def _class_changes(
     A change with no neighbour to assimilate to is not made the class's: nothing in
     the rows then says which of the token's features condition it (Arabic `n` -> `nː`
     after the article, shown for coronals only: "a nasal lengthens there" lengthens a
-    held-out `m`)."""
+    held-out `m`).
+
+    The class is tested with the fewest of those values that pick out the same tokens
+    (`fewest`: `_fewest_values` over every token the model can read), so that the rule
+    reads as a phonologist writes it and applies to the same tokens, seen or unseen, as
+    with all of them. `places`: where each token of `words` stands (`_places`)."""
     tr = rule.transformation
     if not isinstance(tr, ReplaceBy) or len(tr.target) != 1:
         return []
@@ -244,12 +325,12 @@ def _class_changes(
         for name in MANNER_FEATURES
         if name in known.names and name not in changed
     )
-    tests = (*rule.predicates, Is(klass, 0), *_values_test(was, 0), *_values_test(manner, 0))
+    described = ((klass, True), *was, *manner)
+    tests = (*rule.predicates, *_values_test(fewest(described, _values_at(rule.predicates, 0)), 0))
     at = [
-        (word, position)
-        for word in words
-        for position, (token, _) in enumerate(word)
-        if token == tr.source and all(eval_predicate(pred, word, position, features) for pred in rule.predicates)
+        (words[k], position)
+        for k, position in places.get(tr.source, ())
+        if all(eval_predicate(pred, words[k], position, features) for pred in rule.predicates)
     ]
     found = []
     for offset in (1, -1):
@@ -259,9 +340,59 @@ def _class_changes(
     return found
 
 
-def _fires(rule: Rule, word: Sequence[TaggedToken], features: Features) -> bool:
-    """Whether `rule`'s tests hold at some token of `word`."""
-    return any(all(eval_predicate(pred, word, i, features) for pred in rule.predicates) for i in range(len(word)))
+def _of_token(pred: Predicate) -> bool:
+    """Whether `pred` reads the token at the position alone (`Is`, `IsToken` at 0)."""
+    inner = pred.predicate if isinstance(pred, Not) else pred
+    return isinstance(inner, (Is, IsToken)) and inner.offset == 0
+
+
+def _reached(
+    rule: Rule, source: Token, words: Sequence[Sequence[TaggedToken]], places: _Places, features: Features
+) -> list[int]:
+    """The words `rule`'s tests hold in at some position, those where they hold at a
+    token other than `source` (where the token rule it widens does not fire) first.
+
+    Only the positions of tokens its tests of the token alone allow are looked at (a
+    class of a few tokens stands at a few of a pass's positions). A word it reaches
+    beyond the token rule is where the wider rule writes what the pass did not: the
+    words that refute it, checked first (`with_class_changes`)."""
+    own = [pred for pred in rule.predicates if _of_token(pred)]
+    gained: set[int] = set()
+    kept: set[int] = set()
+    for token, where in places.items():
+        if not all(eval_predicate(pred, ((token, None),), 0, features) for pred in own):
+            continue
+        into = kept if token == source else gained
+        for k, position in where:
+            if k not in into and all(eval_predicate(pred, words[k], position, features) for pred in rule.predicates):
+                into.add(k)
+    return sorted(gained) + sorted(kept - gained)
+
+
+#: The words a wider rule is checked on first (`with_class_changes`): where the class
+#: change is wrong, one of the first words it reaches beyond the token rule shows it,
+#: and the rest are not run.
+FIRST_CHECKED = 16
+
+
+def _same_outputs(
+    program: Program,
+    tried: Program,
+    chosen: Sequence[int],
+    sources: Sequence[Word],
+    features: Features,
+    applied: Features,
+    expected: dict[int, Word],
+) -> bool:
+    """Whether `tried` (with `applied`) makes of the `chosen` sources what `program`
+    (with `features`) makes of them. `expected`: `program`'s outputs made so far, by
+    source index (added to: a source is run once, by the first check that asks)."""
+    if not chosen:
+        return True
+    missing = [k for k in chosen if k not in expected]
+    if missing:
+        expected.update(zip(missing, run_many(program, [sources[k] for k in missing], features)))
+    return run_many(tried, [sources[k] for k in chosen], applied) == [expected[k] for k in chosen]
 
 
 def with_class_changes(program: Program, sources: Sequence[Word], features: Features) -> Program:
@@ -284,9 +415,21 @@ def with_class_changes(program: Program, sources: Sequence[Word], features: Feat
     if not known.names:
         return program
     passes = list(program.passes)
-    expected: list[Word] | None = None  # the program's outputs, made at the first candidate
+    readable: list[frozenset[tuple[bool, ...]]] = []  # made at the first class change
+
+    @cache
+    def fewest(
+        described: tuple[tuple[str, bool], ...], fixed: tuple[tuple[str, bool], ...]
+    ) -> tuple[tuple[str, bool], ...]:
+        # (Asked once per rule of a token: the rules of a token share its class.)
+        if not readable:
+            readable.append(readable_bundles(features, known.names))
+        return _fewest_values(described, fixed, known.names, readable[0])
+
+    expected: dict[int, Word] = {}  # the program's output per source, made as checks ask
     for p, pass_ in enumerate(program.passes):
         words: list[list[TaggedToken]] | None = None
+        places: _Places = {}
         for rule in pass_.rules:
             if not isinstance(rule.transformation, ReplaceBy):
                 continue
@@ -294,7 +437,8 @@ def with_class_changes(program: Program, sources: Sequence[Word], features: Feat
                 words = [[(tok, None) for tok in src] for src in sources]
                 for before in passes[:p]:
                     words = run_pass_many(before, words, features)
-            for wider in _class_changes(known, rule, words, features):
+                places = _places(words)
+            for wider in _class_changes(known, rule, words, places, features, fewest):
                 rules = list(passes[p].rules)
                 r = rules.index(rule)
                 # (A change of the class the pass makes already, under the same tests, is
@@ -310,10 +454,13 @@ def with_class_changes(program: Program, sources: Sequence[Word], features: Feat
                 # Only the words the wider rule fires in can come out otherwise: it fires
                 # wherever the token rule did (`_class_changes` tests the neighbour at
                 # each of those), and elsewhere the pass runs as before.
-                reached = [k for k, word in enumerate(words) if _fires(wider, word, applied)]
-                if expected is None:
-                    expected = run_many(program, sources, features)
-                if run_many(tried, [sources[k] for k in reached], applied) == [expected[k] for k in reached]:
+                # Those it reaches beyond the token rule first, a few (`FIRST_CHECKED`),
+                # then the rest: a wrong change is told from a few words, not all.
+                reached = _reached(wider, rule.transformation.source, words, places, applied)
+                if all(
+                    _same_outputs(program, tried, chunk, sources, features, applied, expected)
+                    for chunk in (reached[:FIRST_CHECKED], reached[FIRST_CHECKED:])
+                ):
                     passes = list(tried.passes)
                     break
     return Program(tuple(passes))
