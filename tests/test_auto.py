@@ -167,3 +167,47 @@ def test_cross_validation_takes_the_scores_of_a_configuration_learning_the_same_
     scored = [auto._fold(*split, UMLAUT_FEATURES, plain, Deadline()) for split in splits]
     assert trials.hits[1] == tuple(hit for hits, _, _ in scored for hit in hits)
     assert trials.rules[1] == [rules for _, _, rules in scored]
+
+
+# A suffix `-i` palatalizing the final consonant (IPA, so auto has the derived classes).
+PALATAL_ROWS = [["b u n", "b u nʲ"], ["l a t", "l a t͡sʲ"], ["u d", "u zʲ"], ["ɡ r a s", "ɡ r a ʃʲ"],
+                ["m i k", "m i t͡ʃʲ"], ["a l b", "a l bʲ"], ["s u r d", "s u r zʲ"], ["d r a ɡ", "d r a d͡ʒʲ"]]
+PREFIXES = ["", "o ", "e ", "i ", "u ", "a ", "o m ", "e m "]
+
+
+class _Fitted(Exception):
+    """Raised in place of learning the chosen configuration from all rows."""
+
+
+@pytest.mark.parametrize("copies, small", [(1, True), (8, False)])
+def test_the_feature_variants_ipa_try_tests_as_many_atoms_as_its_base_on_a_small_table(
+    monkeypatch, copies: int, small: bool
+) -> None:
+    """On a table of a few dozen rows, the feature variant's configuration tried with
+    the IPA classes tests as many atoms per rule as the one it starts from (with a
+    narrower beam), so that it differs from it in the classes only; the token variant's
+    try, and every try from `FULL_CONJUNCTS_ROWS` rows on, one fewer."""
+    from fstsynth.synthesis import auto
+
+    table = [[prefix + src, prefix + tgt] for prefix in PREFIXES[:copies] for src, tgt in PALATAL_ROWS]
+    assert (len(table) < auto.FULL_CONJUNCTS_ROWS) is small
+    tried: list[Options] = []
+
+    def fold(train, test, features, options, deadline):  # every configuration alike: all tried
+        tried.append(options)
+        return tuple(i % 2 == 0 for i in range(len(test))), {}, 5
+
+    def fit(*args, **kwargs):
+        raise _Fitted
+
+    monkeypatch.setattr(auto, "_fold", fold)
+    monkeypatch.setattr(auto, "fit", fit)
+    with pytest.raises(_Fitted):
+        learn_model(read_pairs(table), jobs=1)
+    base = Options()
+    with_classes = {(o.variant, o.max_conjuncts, o.beam) for o in tried if o.derived_tests}
+    if small:
+        full = (base.max_conjuncts, base.beam // auto.FULL_CONJUNCTS_BEAM_DIVISOR)
+        assert with_classes == {("token", base.max_conjuncts - 1, base.beam), ("feature", *full)}
+    else:
+        assert with_classes == {(v, base.max_conjuncts - 1, base.beam) for v in ("token", "feature")}
