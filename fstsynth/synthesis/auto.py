@@ -52,16 +52,6 @@ log = logging.getLogger(__name__)
 #: (`_large_input_chunk_tries`), and `learn`'s summary says the choice read a sample.
 LARGE_INPUT = 2000
 
-#: Below this many rows, the IPA-feature try of the feature variant's configuration
-#: tests as many atoms per rule as that configuration (one fewer from there on, and
-#: always for the other configuration tried with the IPA features): it then differs
-#: from it in the classes only (`learn_auto`).
-FULL_CONJUNCTS_ROWS = 60
-#: That try's beam (`Options.beam`) is its base's divided by this: the search's third
-#: atom is most of its cost, and a quarter of the beam kept what the whole one found on
-#: Romanian's folds (an eighth lost one).
-FULL_CONJUNCTS_BEAM_DIVISOR = 4
-
 #: One cross-validation split: rows to learn from, rows to predict.
 Split = tuple[Pairs, Pairs]
 
@@ -234,25 +224,12 @@ def learn_auto(
         # rows against 19), and a cell was lost; nor every configuration in the band:
         # on Spanish spelling (1,000 pairs) the token variant without plain letters
         # behind it with them cost 18% more CPU for the same program.
-        # Below `FULL_CONJUNCTS_ROWS` rows the feature variant's try keeps its base's
-        # atoms, with a narrower beam: its rules need a class, a neighbour and the word
-        # edge at once (Romanian, 24 rows: with 2 atoms `[-ant] -> t͡ʃʲ / V _` with no
-        # edge, `b o ɡ a t` -> `b o t͡ʃʲ a t͡sʲ`, and the try loses the tie with its
-        # base that its shorter programs would win). Not the token variant's try: with
-        # it too (6ff5571, reverted) Latin and Italian fell below the baseline and the
-        # CPU on small tables was about three times main's.
         for rank in _ahead_and_feature(trials, tested):
             variant_options = trials.options[rank]
-            with_classes = replace(
+            fewer = replace(
                 variant_options, max_conjuncts=max(1, variant_options.max_conjuncts - 1), derived_tests=True
             )
-            if variant_options.variant == "feature" and len(pairs) < FULL_CONJUNCTS_ROWS:
-                with_classes = replace(
-                    with_classes,
-                    max_conjuncts=variant_options.max_conjuncts,
-                    beam=max(1, variant_options.beam // FULL_CONJUNCTS_BEAM_DIVISOR),
-                )
-            trials.try_also(with_classes, derived, with_classes.variant + " + IPA features")
+            trials.try_also(fewer, derived, fewer.variant + " + IPA features")
     affix_try: int | None = None  # the configuration with the whole-affix pass
     if more_to_gain() and not options.affixes and forms_of_words(pairs):
         # The whole-affix pass first (`affixes.affix_pass`), with the variant ahead: the
