@@ -131,7 +131,7 @@ TESTED_ELSEWHERE = {
     **{
         f"fstsynth.synthesis.{name}": ["test_synthesis.py", "test_selection.py", "test_feature_rules.py"]
         for name in ("atoms", "examples", "feature_changes",
-                     "first_passes", "learner", "options", "ranking")
+                     "first_passes", "learner", "options")
     },
     "exporters": ["test_exports.py"],
     **{f"exporters.{name}": ["test_exports.py"] for name in ("att", "dot", "export", "foma_script")},

@@ -82,6 +82,13 @@ UNANCHORED_CHANGE_COST = 2.2
 #: made final as `-i s` goes); what lies on its other side the citation form has too.
 #: Small enough (three tests at most) to decide ties of cost only.
 AFFIX_SIDE_DISCOUNT = 0.01
+#: What a neighbour test of a feature derived from IPA (`ipa.hi`) costs more than one of
+#: a feature the data gives (`vowel`, `cons`, a features file's): where both hold at
+#: the same examples, the class the data names is the simpler reading (English
+#: flapping: every training flap follows a high vowel or a glide, and `ipa.hi` took the
+#: place of `vowel`), and the derived one is taken where it tells the rows apart. Small
+#: (three tests at most stay below the next step of cost): ties only.
+DERIVED_IS_COST = 0.03
 
 
 def predicate_cost(pred: Predicate, variant: str) -> float:
@@ -101,7 +108,8 @@ def predicate_cost(pred: Predicate, variant: str) -> float:
     if isinstance(pred, IsToken):
         return base + (0.1 if pred.token is BOUNDARY else _TOKEN_COST[variant])
     if isinstance(pred, Is):
-        return base + _FEATURE_COST[variant]
+        derived = DERIVED_IS_COST if pred.feature.startswith(DERIVED) else 0.0
+        return base + _FEATURE_COST[variant] + derived
     return base + 0.2  # TransformationApplied
 
 
