@@ -383,3 +383,44 @@ def test_a_stem_change_fused_with_the_suffix_is_left_for_the_next_pass():
         last[source] = " ".join(exs[-1].output)
     # [+long] of the stem's last segment waits; the suffix is written after it as it is.
     assert last == {"v o n ɒ t": "t ɒ l", "k ɛ r t": "t ɛ l", "h ɒ j oː": "oː v ɒ l"}
+
+
+# Romanian-like: a final `e` is deleted and the consonant now final changes as the final
+# consonant of a word that keeps it does (t -> t͡s, d -> z, s -> ʃ, k -> t͡ʃ).
+_FED_ROWS = [
+    "b u t:b u t͡s", "l a t:l a t͡s", "m o t:m o t͡s", "r a d:r a z", "s u d:s u z", "f i d:f i z",
+    "ɡ r a s:ɡ r a ʃ", "f u s:f u ʃ", "m i k:m i t͡ʃ", "s a k:s a t͡ʃ", "n o k:n o t͡ʃ", "b u n:b u n",
+    "l a m:l a m", "f a t e:f a t͡s", "m u t e:m u t͡s", "b a s e:b a ʃ", "p o k e:p o t͡ʃ", "r a n e:r a n",
+    "k o m e:k o m",
+]
+
+
+def _fed_pairs() -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    rows = [row.split(":") for row in _FED_ROWS]
+    return [(tuple(src.split()), tuple(tgt.split())) for src, tgt in rows]
+
+
+def test_the_change_before_a_deleted_end_is_left_for_the_next_pass():
+    from fstsynth.synthesis.examples import changed_before_deleted_end, last_token_kept, tagged_examples
+
+    outputs = {}
+    for source, target in [("f a t e", "f a t͡s"), ("b u t", "b u t͡s"), ("b u n", "b u n")]:
+        word = [(tok, None) for tok in source.split()]
+        exs = tagged_examples(word, tuple(target.split()), {}, "global")
+        outputs[source] = [" ".join(ex.output) for ex in last_token_kept(exs)]
+        assert changed_before_deleted_end(exs) == (source == "f a t e")
+    # The deletion stays; the change of the token now last waits, in every word.
+    assert outputs == {"f a t e": ["", "f", "a", "t", ""], "b u t": ["", "b", "u", "t"], "b u n": ["", "b", "u", "n"]}
+
+
+def test_a_change_beside_a_deleted_end_is_learned_after_the_deletion():
+    from fstsynth.features import with_ipa_features
+
+    pairs = _fed_pairs()
+    unseen = {"r u d e": "r u z", "v i d e": "v i z"}  # no `d` before a deleted `e` in training
+    tokens = sorted({t for pair in pairs for word in pair for t in word} | {"v"})
+    features = with_ipa_features({}, tokens)
+    program = learn(pairs, features, Options()).program
+    assert all(run(program, s, features) == t for s, t in pairs)
+    # The deletion first, then `d -> z` before the word's new end, as in `r a d`.
+    assert {s: " ".join(run(program, tuple(s.split()), features)) for s in unseen} == unseen, program

@@ -119,6 +119,13 @@ class Options:
     # its sounded ones. At a word edge, a deletion removes an affix, which exceptions
     # before it may hold back. 0: any deletion.
     silent_share: float = 0.5
+    # The first learned pass leaves the change of each word's last token (after the
+    # deletions at its end) to the pass after it (`examples.last_token_kept`): the
+    # deletion of a word's end first, then the change beside its new end (Romanian
+    # `m a r e` -> `m a rʲ`, as `b u n` -> `b u nʲ`). `learner.learn` tries it with the
+    # configuration `auto` chose, where some row of a word and another form of it
+    # changes the token before a deleted end, and keeps it where cross-validation says.
+    deleted_end_first: bool = False
 
     def __post_init__(self) -> None:
         if self.variant not in (*VARIANTS, AUTO):

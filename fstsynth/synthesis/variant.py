@@ -31,7 +31,7 @@ from fstsynth.progress import report
 from fstsynth.synthesis.allomorphs import allomorph_pass, alternates_in, suffix_allomorphs
 from fstsynth.synthesis.affixes import affix_pass, every_prefix, prefix_default_pass
 from fstsynth.synthesis.candidates import affix_edges
-from fstsynth.synthesis.examples import TaggedExample, tagged_examples
+from fstsynth.synthesis.examples import TaggedExample, last_token_kept, tagged_examples
 from fstsynth.synthesis.feature_changes import changes_after_suffix
 from fstsynth.synthesis.first_passes import is_transcription, plain_letter_pass, token_map_pass
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
@@ -58,6 +58,9 @@ class LearnResult:
     # Where `auto` chose the configuration on a sample of the rows: how many
     # configurations it scored, the rows its splits read, and all rows; None: on all.
     cv_sample: tuple[int, int, int] | None = None
+    # The options of the variant that learned the program (`learner` tries the chosen
+    # configuration once more with `Options.deleted_end_first`).
+    options: Options | None = None
 
 
 def configured(options: Options, every: Features, underived: Features) -> tuple[Options, Features]:
@@ -325,6 +328,7 @@ def learn_variant(
         alternates_in(pairs, features, feature) for feature in HARMONY if harmonic_name(feature) in tiers
     )
     pass_options = replace(options, edge_prior=options.edge_prior and forms, harmonic_tiers=harmonic)
+    learned = 0  # passes synthesized so far
     for _ in range(options.max_passes):
         if score == len(pairs):
             break
@@ -333,6 +337,12 @@ def learn_variant(
         ready = None
         if edges is None:
             edges = affix_edges(examples)
+        # The first learned pass deletes a word's end and leaves the change of the
+        # token now last to the next (`Options.deleted_end_first`): it may set no row
+        # right by itself.
+        deferring = options.deleted_end_first and forms and not learned
+        if deferring:
+            examples = last_token_kept(examples)
         seconds["alignment"] += time.perf_counter() - started
         started = time.perf_counter()
         report(f"synthesizing pass {len(passes) + 1}", detail=options.variant)
@@ -342,9 +352,12 @@ def learn_variant(
             break
         new = _run_pass(pass_, current, features, deadline)
         new_score = n_correct(new)
-        if new_score <= score and passes:
+        if new_score <= score and passes and not deferring:
             break
+        learned += 1
         passes.append(pass_)
         current, score = new, new_score
     program = Program(tuple(passes))
-    return LearnResult(program, program_cost(program, options.variant), score, len(pairs), seconds, options.variant)
+    return LearnResult(
+        program, program_cost(program, options.variant), score, len(pairs), seconds, options.variant, options=options
+    )
