@@ -70,7 +70,7 @@ def test_auto_takes_the_affix_pass_by_its_lead_on_the_same_rows(monkeypatch, aff
     def fold(train, test, features, options, deadline):
         return rows(affix_hits if options.affixes else rule_hits), {}, 5
 
-    monkeypatch.setattr(auto, "_fold", fold)
+    monkeypatch.setattr(auto, "split_hits", fold)
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False, chunks="off"))
     assert result.held_out == (affix_hits.count("+") if taken else 15) / 22
 
@@ -164,6 +164,6 @@ def test_cross_validation_takes_the_scores_of_a_configuration_learning_the_same_
     assert learned == [options] * len(splits)
     assert trials.hits[1] == trials.hits[0] and trials.rules[1] == trials.rules[0]
     # Learned for itself, the plain-letter configuration scores the same.
-    scored = [auto._fold(*split, UMLAUT_FEATURES, plain, Deadline()) for split in splits]
+    scored = [auto.split_hits(*split, UMLAUT_FEATURES, plain, Deadline()) for split in splits]
     assert trials.hits[1] == tuple(hit for hits, _, _ in scored for hit in hits)
     assert trials.rules[1] == [rules for _, _, rules in scored]

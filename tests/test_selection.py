@@ -59,7 +59,7 @@ def test_model_file_keeps_the_chosen_variant_and_held_out_share(tmp_path):
 
 
 def hits(right: int, rows: int) -> tuple[bool, ...]:
-    """A fold's result for a fake `_fold`: the first `right` of `rows` held-out rows right."""
+    """A fold's result for a fake `split_hits`: the first `right` of `rows` held-out rows right."""
     return (True,) * right + (False,) * (rows - right)
 
 
@@ -270,7 +270,7 @@ def test_auto_prefers_the_clearly_shorter_program_within_one_standard_error(monk
     def fold(train, test, features, options, deadline):
         return hits(scores[options.variant][0], len(test)), {}, rules_of(options.variant)[test[0]]
 
-    monkeypatch.setattr(auto, "_fold", fold)
+    monkeypatch.setattr(auto, "split_hits", fold)
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
     assert (result.variant, result.held_out) == (chosen, held_out)
 
@@ -311,7 +311,7 @@ def test_auto_takes_the_chunk_alignment_where_it_generalizes_better_or_as_well_a
         held, rules = (chunk_scores if options.chunks == "on" else word_scores)[options.variant]
         return hits(held, len(test)), {}, rules[test[0]]
 
-    monkeypatch.setattr(auto, "_fold", fold)
+    monkeypatch.setattr(auto, "split_hits", fold)
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
     assert result.held_out == held_out / 300
 
@@ -331,7 +331,7 @@ def test_auto_takes_no_chunk_alignment_on_a_tie_where_no_held_out_row_is_right(m
             return hits(0, len(test)), {}, [19, 12, 23][test[0]]
         return hits(0, len(test)), {}, [27, 22, 26][test[0]]
 
-    monkeypatch.setattr(auto, "_fold", fold)
+    monkeypatch.setattr(auto, "split_hits", fold)
     from fstsynth.synthesis import variant
 
     tried = []

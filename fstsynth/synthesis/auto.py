@@ -3,6 +3,7 @@
 Public API:
     AUTO_ORDER (the variants `auto` tries, in tie order)
     cv_splits(pairs, k, rows): the splits a configuration is scored on
+    split_hits(train, test, features, options, deadline): one split scored
     learn_auto(pairs, features, options, k, pool, deadline) -> LearnResult
 
 Each variant of `AUTO_ORDER` is scored by k-fold cross-validation on the training rows;
@@ -56,7 +57,7 @@ LARGE_INPUT = 2000
 Split = tuple[Pairs, Pairs]
 
 
-def _fold(
+def split_hits(
     train: Pairs, test: Pairs, features: Features, options: Options, deadline: Deadline
 ) -> tuple[tuple[bool, ...], dict[str, float], int]:
     """Whether each row of `test` is predicted right by the program learned from
@@ -133,7 +134,7 @@ class _Trials:
                 self._folds.append(self._folds[same])
             else:
                 self._folds.append(
-                    [self.pool.submit(_fold, *split, feats, opts, self.deadline) for split in self.splits]
+                    [self.pool.submit(split_hits, *split, feats, opts, self.deadline) for split in self.splits]
                 )
 
     def _same_as(self, opts: Options, feats: Features) -> int | None:
@@ -166,7 +167,9 @@ class _Trials:
             if self.pool is not None:
                 right, part_seconds, part_rules = self._folds[rank][fold].result()
             else:
-                right, part_seconds, part_rules = _fold(*split, self.features[rank], self.options[rank], self.deadline)
+                right, part_seconds, part_rules = split_hits(
+                    *split, self.features[rank], self.options[rank], self.deadline
+                )
             hits.extend(right)
             rules.append(part_rules)
             self.add_seconds(part_seconds)

@@ -16,8 +16,7 @@ from concurrent.futures import Executor
 from dataclasses import replace
 
 from fstsynth.features import without_derived
-from fstsynth.interpreter import run_many
-from fstsynth.synthesis.auto import cv_splits, learn_auto
+from fstsynth.synthesis.auto import cv_splits, learn_auto, split_hits
 from fstsynth.synthesis.examples import changed_before_deleted_end, tagged_examples
 from fstsynth.synthesis.options import AUTO, Deadline, Options
 from fstsynth.synthesis.feature_changes import with_class_changes
@@ -28,7 +27,6 @@ from fstsynth.synthesis.variant import (
     configured,
     fit,
     forms_of_words,
-    learn_variant,
     with_prefix_default,
 )
 from fstsynth.types import Features
@@ -121,19 +119,17 @@ def _learn_auto_fed(
     if k < 2 or not _changes_before_deleted_end(pairs, features, options):
         return result
     fed_options = replace(chosen, deleted_end_first=True)
-    feats = features
     splits = cv_splits(pairs, k, options.cv_rows)
     tested = sum(len(test) for _, test in splits)
     seconds = dict(result.seconds)
     right = 0
     for train, test in splits:
-        part = learn_variant(train, feats, fed_options, limit)
-        predicted = run_many(part.program, [src for src, _ in test], feats)
-        right += sum(p == tgt for p, (_, tgt) in zip(predicted, test))
-        seconds = _summed(seconds, part.seconds)
+        hits, part_seconds, _ = split_hits(train, test, features, fed_options, limit)
+        right += sum(hits)
+        seconds = _summed(seconds, part_seconds)
     if right < round(result.held_out * tested) + _LEAD:
         return replace(result, seconds=seconds)
-    fed = fit(pairs, feats, fed_options, limit)
+    fed = fit(pairs, features, fed_options, limit)
     return replace(fed, seconds=_summed(seconds, fed.seconds), held_out=right / tested, cv_sample=result.cv_sample)
 
 
