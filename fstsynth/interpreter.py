@@ -261,18 +261,26 @@ def run_pass_many(
     A learned pass holds hundreds of rules, most of them for one token at the current
     position: each position only tries the rules that can fire on its token (in their
     order), so the cost no longer grows with every rule of the pass. Each predicate is
-    made a function of the word and position once (`_test`).
+    made a function of the word and position once (`_test`), when a position first
+    needs the rule: a few words (a class change's check, a deadline's slice) read a
+    handful of a thousand-rule pass's rules, and building them all was most of the call.
     """
     needs = [_token_needed(rule) for rule in pass_.rules]
-    tests = [[_test(pred, features) for pred in rule.predicates] for rule in pass_.rules]
+    tests: dict[int, list[_Test]] = {}
     by_token: dict[Token | None, list[tuple[list[_Test], Transformation]]] = {}
+
+    def tests_of(number: int) -> list[_Test]:
+        made = tests.get(number)
+        if made is None:
+            made = tests[number] = [_test(pred, features) for pred in pass_.rules[number].predicates]
+        return made
 
     def rules_for(token: Token | None) -> list[tuple[list[_Test], Transformation]]:
         rules = by_token.get(token)
         if rules is None:
             rules = by_token[token] = [
-                (rule_tests, rule.transformation)
-                for rule, rule_tests, (bound, need) in zip(pass_.rules, tests, needs)
+                (tests_of(number), rule.transformation)
+                for number, (rule, (bound, need)) in enumerate(zip(pass_.rules, needs))
                 if not bound or need == token
             ]
         return rules
