@@ -265,7 +265,17 @@ def run_pass_many(
     needs the rule: a few words (a class change's check, a deadline's slice) read a
     handful of a thousand-rule pass's rules, and building them all was most of the call.
     """
-    needs = [_token_needed(rule) for rule in pass_.rules]
+    # The rules each token can fire on: those bound to it and the unbound ones, merged
+    # in pass order when the token is first met (one look at every rule per call, not
+    # one per distinct token).
+    bound_to: dict[Token | None, list[int]] = {}
+    unbound: list[int] = []
+    for number, rule in enumerate(pass_.rules):
+        bound, need = _token_needed(rule)
+        if bound:
+            bound_to.setdefault(need, []).append(number)
+        else:
+            unbound.append(number)
     tests: dict[int, list[_Test]] = {}
     by_token: dict[Token | None, list[tuple[list[_Test], Transformation]]] = {}
 
@@ -278,11 +288,8 @@ def run_pass_many(
     def rules_for(token: Token | None) -> list[tuple[list[_Test], Transformation]]:
         rules = by_token.get(token)
         if rules is None:
-            rules = by_token[token] = [
-                (tests_of(number), rule.transformation)
-                for number, (rule, (bound, need)) in enumerate(zip(pass_.rules, needs))
-                if not bound or need == token
-            ]
+            numbers = sorted([*bound_to.get(token, ()), *unbound])
+            rules = by_token[token] = [(tests_of(number), pass_.rules[number].transformation) for number in numbers]
         return rules
 
     identity = Identity()
