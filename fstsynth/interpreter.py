@@ -237,7 +237,7 @@ def _test(pred: Predicate, features: Features) -> _Test:
         inner = _test(pred.predicate, features)
         return lambda word, position: not inner(word, position)
     if isinstance(pred, TierIs):
-        return lambda word, position: _tier_is(pred, word, position, features)
+        return _tier_test(pred, features)
     offset = pred.offset
     if isinstance(pred, IsToken) and pred.token is BOUNDARY:
         return lambda word, position: not 0 <= position + offset < len(word)
@@ -251,6 +251,33 @@ def _test(pred: Predicate, features: Features) -> _Test:
         tag = pred.transformation
         return lambda word, position: 0 <= position + offset < len(word) and word[position + offset][1] == tag
     raise TypeError(f"not a predicate: {pred!r}")
+
+
+def _tier_test(pred: TierIs, features: Features) -> _Test:
+    """`_tier_is(pred, ., ., features)` as a function of (word, position): the tier's
+    tokens and those with the feature are sets made once (a learned pass's tier tests
+    were a third of running it on many words, looking each token's features up)."""
+    on_tier = frozenset(tok for tok, feats in features.items() if feats.get(pred.tier, False))
+    having = None if pred.feature is BOUNDARY else frozenset(
+        tok for tok, feats in features.items() if feats.get(pred.feature, False)
+    )
+    step = 1 if pred.index > 0 else -1
+    count, inclusive = abs(pred.index), pred.inclusive
+
+    def holds(word: Sequence[TaggedToken], position: int) -> bool:
+        # As `tier_token`: from the position itself (inclusive) or the next one over.
+        at = position if inclusive and position != START else position + step
+        left = count
+        while 0 <= at < len(word):
+            token = word[at][0]
+            if token in on_tier:
+                left -= 1
+                if left == 0:
+                    return having is not None and token in having
+            at += step
+        return having is None  # no such tier token: only a test of the edge holds
+
+    return holds
 
 
 def run_pass_many(
