@@ -138,10 +138,25 @@ def _select(
     # chosen rule decides that example: then it gets a new witness, or goes back on the
     # heap with its old key (still a lower bound of its current key).
     waiting: dict[int, list[int]] = {}
-    # Where each candidate that waited was wrong among the undecided examples then (a
-    # candidate's `fires` is made from its atoms when asked: kept for those that wait,
-    # as they are looked at again and again, not for every candidate).
-    wrong_at: dict[int, int] = {}
+    # Where a waiting candidate is wrong is made again from its atoms when it is looked
+    # at (`wrong_now`), not kept: a long bitset per waiting candidate was most of
+    # learning's memory on large passes (German 3,000 pairs: ~926 MB).
+    wrong_where = [cand.wrong_where for cand in found]
+    predicates = [cand.predicates for cand in found]
+    atom_bits = [cand.positives.atom_bits for cand in found]
+
+    def wrong_now(k: int, undecided: int) -> int:
+        # Where candidate k fires and is wrong among the undecided examples, from the
+        # atoms in turn: the long bitset of where it fires is not made (a candidate
+        # right everywhere stops at 0).
+        wrong = wrong_where[k] & undecided
+        bits_of = atom_bits[k]
+        for pred in predicates[k]:
+            if not wrong:
+                break
+            wrong &= bits_of[pred]
+        return wrong
+
     # With exceptions, a candidate wrong only where tokens must stay is ranked by its
     # gain shared among itself and the exception rules it needs: its effective gain,
     # gain // (exceptions + 1). That one can grow, as its exceptions drop out when the
@@ -181,15 +196,7 @@ def _select(
                 continue
             heapq.heappop(heap)
             cand = found[k]
-            wrong = wrong_at.get(k, cand.wrong_where) & undecided
-            if k not in wrong_at:
-                # Where it fires and is wrong, from the atoms in turn: the long bitset
-                # of where it fires is not made (a candidate right everywhere stops at 0).
-                atom_bits = cand.positives.atom_bits
-                for pred in cand.predicates:
-                    if not wrong:
-                        break
-                    wrong &= atom_bits[pred]
+            wrong = wrong_now(k, undecided)
             if wrong:
                 tolerated = exceptions.tolerates(gain, wrong)
                 if best is not None and tolerated and -(gain // 2) * m + rank > best_key:
@@ -200,7 +207,6 @@ def _select(
                 excepting = exceptions.cover(k, wrong, danger, gain, undecided, tolerated) if gain > 1 else None
                 if excepting is None or gain <= len(excepting):
                     waiting.setdefault(witness(wrong), []).append(key)
-                    wrong_at[k] = wrong
                     continue
                 aside.append(key)
                 shared = -(gain // (len(excepting) + 1)) * m + rank
@@ -231,7 +237,7 @@ def _select(
                 # `witness` and `exceptions.tolerates` spelt out: this loop runs for
                 # every candidate waiting on a decided example.
                 k = order[key % m]
-                wrong = wrong_at[k] & undecided
+                wrong = wrong_now(k, undecided)
                 if wrong:
                     changing = wrong & need
                     if not (
@@ -240,7 +246,6 @@ def _select(
                         else exceptions.limit
                     ):
                         waiting.setdefault(lowest_bit(changing or wrong), []).append(key)
-                        wrong_at[k] = wrong
                         continue
                 heapq.heappush(heap, key)
         for number, cleared_bits in cleared.items():
