@@ -1,4 +1,5 @@
-"""Choosing among the paper's variants by cross-validation (`variant="auto"`)."""
+"""Choosing among the paper's variants by cross-validation (`variant="auto"`); and, at the
+end, the pass selection's bookkeeping (`selection._select`) against rescoring."""
 
 from __future__ import annotations
 
