@@ -486,7 +486,7 @@ def _selections(pairs, options):
         exceptions = Exceptions(index, need, needed, len(examples), options, found, slots)
         asked = []
         cover = exceptions.cover
-        exceptions.cover = lambda *args, cover=cover: asked.append(args) or cover(*args)  # type: ignore[method-assign]
+        exceptions.cover = lambda *args, cover=cover, asked=asked: asked.append(args) or cover(*args)  # type: ignore[method-assign]
         undecided_at = {group.number: (1 << len(group.indices)) - 1 for group in groups.values()}
         chosen = select(found, need, len(examples), exceptions, slots, undecided_at, deadline)
         results.append(([cand.text for cand in chosen], len(asked)))
