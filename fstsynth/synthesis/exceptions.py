@@ -162,11 +162,9 @@ class Exceptions:
             # (97.0% -> 97.3%) but lost 1.3 points on small problems, and learning took
             # 3x as long: hence only for broad rules.
             return None
-        cached = self.found.get(k)
+        cached = self.kept(k, wrong)
         if cached is not None:
-            # Still right as examples get decided (they fire on fewer undecided ones);
-            # drop those no longer needed.
-            return [e for e in cached if e.fires & wrong]
+            return cached
         rules: list[Candidate] = []
         left = wrong
         while left:
@@ -185,6 +183,17 @@ class Exceptions:
             left &= ~rule.fires
         self.found[k] = rules
         return rules
+
+    def kept(self, k: int, wrong: int) -> list[Candidate] | None:
+        """What `cover` gives candidate `k`, wrong on `wrong` and tolerated there, once
+        its exceptions were found (None before): those, cut down to `wrong`. It reads
+        nothing else: selection keeps it while the candidate's gain and `wrong` stay."""
+        cached = self.found.get(k)
+        if cached is None:
+            return None
+        # Still right as examples get decided (they fire on fewer undecided ones); drop
+        # those no longer needed.
+        return [e for e in cached if e.fires & wrong]
 
     def _changing(self, anchor: int, left: int, undecided: int) -> Candidate | None:
         """The candidate firing at `anchor` and right on every undecided example where

@@ -138,20 +138,67 @@ def _select(
     # chosen rule decides that example: then it gets a new witness, or goes back on the
     # heap with its old key (still a lower bound of its current key).
     waiting: dict[int, list[int]] = {}
-    # Where each candidate that waited was wrong among the undecided examples then (a
-    # candidate's `fires` is made from its atoms when asked: kept for those that wait,
-    # as they are looked at again and again, not for every candidate).
-    wrong_at: dict[int, int] = {}
+    # Where a waiting candidate is wrong is made again from its atoms when it is looked
+    # at (`wrong_now`), not kept: a long bitset per waiting candidate was most of
+    # learning's memory on large passes (German 3,000 pairs: ~926 MB).
+    wrong_where = [cand.wrong_where for cand in found]
+    predicates = [cand.predicates for cand in found]
+    atom_bits = [cand.positives.atom_bits for cand in found]
+
+    def wrong_now(k: int, undecided: int) -> int:
+        # Where candidate k fires and is wrong among the undecided examples, from the
+        # atoms in turn: the long bitset of where it fires is not made (a candidate
+        # right everywhere stops at 0).
+        wrong = wrong_where[k] & undecided
+        bits_of = atom_bits[k]
+        for pred in predicates[k]:
+            if not wrong:
+                break
+            wrong &= bits_of[pred]
+        return wrong
+
     # With exceptions, a candidate wrong only where tokens must stay is ranked by its
     # gain shared among itself and the exception rules it needs: its effective gain,
     # gain // (exceptions + 1). That one can grow, as its exceptions drop out when the
     # examples they were for get decided, so it cannot be the heap key: the heap keeps
     # the whole gain (an upper bound of the effective gain, and still only shrinking).
-    # A candidate needing exceptions is rescored when popped, kept aside if it is the
+    # A candidate needing exceptions is scored when popped, kept aside if it is the
     # best so far, and the round ends once the heap's least key is past the best
     # effective key; those kept aside go back on the heap with their whole gain. Same
     # choices as a full scan by effective key, given each candidate's exceptions
     # (found once, then only cut down).
+    # Such a candidate put aside stays as it is until an example its gain or its wrong
+    # set holds is decided: till then its gain, where it is wrong, `tolerates` and
+    # `cover` (its exceptions, once found, only cut down to where it is wrong) are
+    # unchanged. So they are kept (`aside_kept`: where it is wrong, whether tolerated,
+    # and, once its exceptions are found, its effective key and them) and scored again
+    # only once one of those examples is decided (`depends`: the candidates put aside,
+    # by example). It still comes off the heap at its place, so every other candidate
+    # is looked at, and first searched for exceptions, in the same round as when each
+    # was rescored whenever popped (German 3,000 pairs: 2.1M such pops in 662 rounds).
+    aside_kept: dict[int, tuple[int, bool, int | None, list[Candidate]]] = {}
+    depends: dict[int, list[int]] = {}
+    # The candidates entered in `depends`: once each, as what they depend on only
+    # shrinks (the undecided examples among fixed ones).
+    registered: set[int] = set()
+
+    def keep_aside(k: int, gain: int, rank: int, wrong: int, tolerated: bool) -> None:
+        # Candidate k put aside with this gain and `wrong`, as `aside_kept` keeps it:
+        # with its effective key and exceptions once these were found and while they
+        # leave it some gain (else `cover` is asked again, as it then says so).
+        again = exceptions.kept(k, wrong)
+        if again is not None and gain > len(again):
+            aside_kept[k] = (wrong, tolerated, -(gain // (len(again) + 1)) * m + rank, again)
+        else:
+            aside_kept[k] = (wrong, tolerated, None, [])
+        if k not in registered:
+            registered.add(k)
+            indices = found[k].positives.indices
+            for bit in bit_indices(gainable[k] & undecided_at[group_of[k]]):
+                depends.setdefault(indices[bit], []).append(k)
+            for index in bit_indices(wrong):
+                depends.setdefault(index, []).append(k)
+
     def witness(wrong: int) -> int:
         # Until those are decided, a rule wrong where a change is needed waits on one
         # (unless it is broad enough to take exceptions there: `tolerates`).
@@ -170,46 +217,54 @@ def _select(
             past = key // m  # -gain when pushed
             rank = key - past * m
             k = order[rank]
-            gain = (gainable[k] & undecided_at[group_of[k]]).bit_count()
-            if gain == 0:
+            kept = aside_kept.get(k)
+            if kept is None:
+                gain = (gainable[k] & undecided_at[group_of[k]]).bit_count()
+                if gain == 0:
+                    heapq.heappop(heap)
+                    continue  # never again: undecided only shrinks
+                if gain != -past:
+                    # Popped and pushed back with its gain now, in one sift: the keys
+                    # are ints, so the pops come in the same order whatever the heap's
+                    # layout.
+                    heapq.heapreplace(heap, -gain * m + rank)
+                    continue
                 heapq.heappop(heap)
-                continue  # never again: undecided only shrinks
-            if gain != -past:
-                # Popped and pushed back with its gain now, in one sift: the keys are
-                # ints, so the pops come in the same order whatever the heap's layout.
-                heapq.heapreplace(heap, -gain * m + rank)
-                continue
-            heapq.heappop(heap)
-            cand = found[k]
-            wrong = wrong_at.get(k, cand.wrong_where) & undecided
-            if k not in wrong_at:
-                # Where it fires and is wrong, from the atoms in turn: the long bitset
-                # of where it fires is not made (a candidate right everywhere stops at 0).
-                atom_bits = cand.positives.atom_bits
-                for pred in cand.predicates:
-                    if not wrong:
-                        break
-                    wrong &= atom_bits[pred]
-            if wrong:
+                wrong = wrong_now(k, undecided)
+                if not wrong:
+                    # Its key is exact and the least on the heap, hence below `best_key`.
+                    best, excepted = found[k], []
+                    break
                 tolerated = exceptions.tolerates(gain, wrong)
-                if best is not None and tolerated and -(gain // 2) * m + rank > best_key:
-                    # Even with one exception it cannot beat this round's best: no search.
-                    aside.append(key)
-                    continue
-                danger = undecided_at[exceptions.needed.number]
-                excepting = exceptions.cover(k, wrong, danger, gain, undecided, tolerated) if gain > 1 else None
-                if excepting is None or gain <= len(excepting):
-                    waiting.setdefault(witness(wrong), []).append(key)
-                    wrong_at[k] = wrong
-                    continue
+                shared: int | None = None
+            else:
+                # Nothing it depends on was decided since it was put aside: its key is
+                # exact, and the rest as kept.
+                heapq.heappop(heap)
+                gain = -past
+                wrong, tolerated, shared, kept_exceptions = kept
+            if shared is not None:
                 aside.append(key)
-                shared = -(gain // (len(excepting) + 1)) * m + rank
                 if best is None or shared < best_key:
-                    best, best_key, excepted = cand, shared, excepting
+                    best, best_key, excepted = found[k], shared, kept_exceptions
                 continue
-            # Its key is exact and the least on the heap, hence below `best_key`.
-            best, excepted = cand, []
-            break
+            if best is not None and tolerated and -(gain // 2) * m + rank > best_key:
+                # Even with one exception it cannot beat this round's best: no search.
+                aside.append(key)
+                if kept is None:
+                    keep_aside(k, gain, rank, wrong, tolerated)
+                continue
+            danger = undecided_at[exceptions.needed.number]
+            excepting = exceptions.cover(k, wrong, danger, gain, undecided, tolerated) if gain > 1 else None
+            if excepting is None or gain <= len(excepting):
+                waiting.setdefault(witness(wrong), []).append(key)
+                aside_kept.pop(k, None)
+                continue
+            aside.append(key)
+            shared = -(gain // (len(excepting) + 1)) * m + rank
+            if best is None or shared < best_key:
+                best, best_key, excepted = found[k], shared, excepting
+            keep_aside(k, gain, rank, wrong, tolerated)
         for key in aside:
             heapq.heappush(heap, key)
         if best is None:
@@ -227,11 +282,13 @@ def _select(
         for index in bit_indices(decided):
             for number, bit in slots.get(index, ()):
                 cleared.setdefault(number, []).append(bit)
+            for k in depends.pop(index, ()):
+                aside_kept.pop(k, None)
             for key in waiting.pop(index, ()):
                 # `witness` and `exceptions.tolerates` spelt out: this loop runs for
                 # every candidate waiting on a decided example.
                 k = order[key % m]
-                wrong = wrong_at[k] & undecided
+                wrong = wrong_now(k, undecided)
                 if wrong:
                     changing = wrong & need
                     if not (
@@ -240,7 +297,6 @@ def _select(
                         else exceptions.limit
                     ):
                         waiting.setdefault(lowest_bit(changing or wrong), []).append(key)
-                        wrong_at[k] = wrong
                         continue
                 heapq.heappush(heap, key)
         for number, cleared_bits in cleared.items():
