@@ -346,6 +346,24 @@ def test_the_affix_edges_are_where_the_pass_inserts_or_deletes_at_the_edge():
     assert edges(["k a t:u k a t", "d o m:u d o m"]) == {START_EDGE}  # a prefix
     assert edges(["k a t:u k a t a", "d o m:u d o m a"]) == BOTH_EDGES  # a circumfix
     assert edges(["b a d:b a t", "r o ɡ:r o k"]) == BOTH_EDGES  # no affix: no side known
+    assert edges(["b a d:b a t", "r o m:r o m"]) == BOTH_EDGES  # a change some words are spared
+    # An ending replaced by another: the same token written for every word's last one.
+    assert edges(["s a ɡ a:s œ ɡ u", "t a l a:t œ l u"]) == {END_EDGE}
+    assert edges(["k a t:u a t", "d o m:u o m"]) == {START_EDGE}
+    assert edges(["s a ɡ a:s a ɡ u"]) == BOTH_EDGES  # one word: no evidence of an ending
+
+
+@pytest.mark.parametrize("variant", ["token", "feature"])
+def test_a_stem_change_beside_a_replaced_ending_is_not_anchored_at_the_far_edge(variant):
+    """Icelandic u-umlaut: the ending -a is replaced by -u, and an `a` before it
+    becomes `ö`. Every training word's `a` is the second token, but the word start is
+    no affix's edge: `f l a s k a` takes the umlaut too."""
+    from fstsynth.interpreter import run
+
+    rows = ["s aː ɣ a:s œː ɣ ʏ", "k a t a:k œ t ʏ", "t a l a:t œ l ʏ", "s a l a:s œ l ʏ", "t a m a:t œ m ʏ",
+            "v a r a:v œ r ʏ", "t a s k a:t œ s k ʏ", "v ɪ k a:v ɪ k ʏ", "k ɔ n a:k ɔ n ʏ", "l i n a:l i n ʏ"]
+    program, features = _learned(rows, variant)
+    assert " ".join(run(program, tuple("f l a s k a".split()), features)) == "f l œ s k ʏ", program
 
 
 @pytest.mark.parametrize("variant", ["token", "feature"])

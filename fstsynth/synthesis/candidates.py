@@ -54,7 +54,7 @@ from fstsynth.synthesis.ranking import (
     predicate_cost,
     transformation_cost,
 )
-from fstsynth.types import Features, Token
+from fstsynth.types import Features, Token, Word
 
 # Sets over more examples than this are filed in the candidate pools under `LongSet`
 # keys: hashing an int costs time in its length, a `LongSet` a constant.
@@ -79,16 +79,35 @@ def affix_edges(examples: Sequence[TaggedExample]) -> frozenset[int]:
     a change next to an affix is conditioned by it; the other edge of the word is as
     far from the affix as any stem token (French `b ɔ n` -> `b ɔ̃`, the final `n` goes:
     the nasal vowel is "before a final n", not "two after the word start", which made
-    `f ɔ ʁ t` -> `f ɔ̃ ʁ`)."""
+    `f ɔ ʁ t` -> `f ɔ̃ ʁ`).
+
+    Where the pass inserts and deletes at neither edge, an edge whose token every word
+    replaces with the same one is its affix's too: an ending replaced by another
+    (Icelandic `s aː ɣ a` -> `s œː ɣ ʏ`, every final `a` -> `ʏ`). Without it both edges
+    anchored, and the umlaut was "two after the word start", as it is in every training
+    word of the shape C V, which left `f l a s k a` unchanged. A change of the edge
+    token that writes different tokens (final devoicing: `d` -> `t`, `ɡ` -> `k`) or
+    spares some words is the stem's, and says nothing of a side."""
     edges = set()
+    # Per edge, what every word writes for its token there (None: not all alike).
+    replaced: dict[int, set[Word | None]] = {START_EDGE: set(), END_EDGE: set()}
     for ex in examples:
         if ex.position == START:
             if ex.output:
                 edges.add(START_EDGE)
-        elif ex.position == 0 and not ex.output:
+            continue
+        kept = ex.output == ex.identity_output
+        if ex.position == 0 and not ex.output:
             edges.add(START_EDGE)
         elif ex.position == len(ex.word) - 1 and len(ex.output) != 1:
             edges.add(END_EDGE)
+        for edge, at_edge in ((START_EDGE, ex.position == 0), (END_EDGE, ex.position == len(ex.word) - 1)):
+            if at_edge:
+                replaced[edge].add(None if kept else ex.output)
+    if not edges:
+        # Two words at least, or one word's change would pass for an ending.
+        words = sum(1 for ex in examples if ex.position == len(ex.word) - 1)
+        edges = {edge for edge, outputs in replaced.items() if words > 1 and len(outputs) == 1 and None not in outputs}
     return frozenset(edges) or BOTH_EDGES
 
 
