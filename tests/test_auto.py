@@ -165,5 +165,5 @@ def test_cross_validation_takes_the_scores_of_a_configuration_learning_the_same_
     assert trials.hits[1] == trials.hits[0] and trials.rules[1] == trials.rules[0]
     # Learned for itself, the plain-letter configuration scores the same.
     scored = [auto.split_hits(*split, UMLAUT_FEATURES, plain, Deadline()) for split in splits]
-    assert trials.hits[1] == tuple(hit for hits, _, _ in scored for hit in hits)
-    assert trials.rules[1] == [rules for _, _, rules in scored]
+    assert trials.hits[1] == tuple(hit for score in scored for hit in score.hits)
+    assert trials.rules[1] == [score.rules for score in scored]

@@ -424,3 +424,35 @@ def test_a_change_beside_a_deleted_end_is_learned_after_the_deletion():
     assert all(run(program, s, features) == t for s, t in pairs)
     # The deletion first, then `d -> z` before the word's new end, as in `r a d`.
     assert {s: " ".join(run(program, tuple(s.split()), features)) for s in unseen} == unseen, program
+
+
+def test_learning_counts_the_changes_beside_a_deleted_end_it_aligned():
+    from fstsynth.features import with_ipa_features
+    from fstsynth.synthesis.variant import learn_variant
+
+    pairs = _fed_pairs()
+    tokens = sorted({t for pair in pairs for word in pair for t in word})
+    features = with_ipa_features({}, tokens)
+    # `f a t e`, `m u t e`, `b a s e`, `p o k e` (`r a n e`, `k o m e` keep the consonant).
+    assert learn_variant(pairs, features, Options(variant="feature")).changed_before_deleted_end == 4
+    # Without a deleted end, none: `auto` then tries no deletion first.
+    kept_ends = [(src, tgt) for src, tgt in pairs if src[-1] != "e"]
+    assert learn_variant(kept_ends, features, Options(variant="feature")).changed_before_deleted_end == 0
+
+
+def test_auto_tries_the_deletion_first_in_workers_as_in_one_process():
+    from concurrent.futures import ProcessPoolExecutor
+
+    from fstsynth.features import with_ipa_features
+    from fstsynth.synthesis.auto import learn_auto
+    from fstsynth.synthesis.options import Deadline
+
+    pairs = _fed_pairs()
+    tokens = sorted({t for pair in pairs for word in pair for t in word} | {"v"})
+    features = with_ipa_features({}, tokens)
+    serial = learn_auto(pairs, features, Options(), 3, None, Deadline())
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        pooled = learn_auto(pairs, features, Options(), 3, pool, Deadline())
+    assert pooled.program == serial.program and pooled.held_out == serial.held_out
+    # Cross-validation itself took the deletion first: `d -> z` before the new end.
+    assert " ".join(run(pooled.program, ("r", "u", "d", "e"), features)) == "r u z", pooled.program

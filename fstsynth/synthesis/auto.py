@@ -3,7 +3,7 @@
 Public API:
     AUTO_ORDER (the variants `auto` tries, in tie order)
     cv_splits(pairs, k, rows): the splits a configuration is scored on
-    split_hits(train, test, features, options, deadline): one split scored
+    SplitScore, split_hits(train, test, features, options, deadline): one split scored
     learn_auto(pairs, features, options, k, pool, deadline) -> LearnResult
 
 Each variant of `AUTO_ORDER` is scored by k-fold cross-validation on the training rows;
@@ -11,7 +11,9 @@ where it may pay, so are the variant ahead with plain letters first, the variant
 and the feature variant within one standard error of it with the features derived from
 IPA, the variant ahead with the whole-affix pass, and configurations aligned by chunks;
 the program is learned from all rows with the configuration the one-standard-error
-rule picks (the shortest programs among those within one standard error of the best).
+rule picks (the shortest programs among those within one standard error of the best),
+or that configuration with a deleted word end first (`Options.deleted_end_first`)
+where it is tried and predicts clearly more of the same held-out rows.
 `learner.learn` documents the rule in full.
 """
 
@@ -21,7 +23,7 @@ import logging
 import math
 from concurrent.futures import Executor, Future
 from dataclasses import replace
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from fstsynth.features import without_derived
 from fstsynth.interpreter import run_many
@@ -57,15 +59,26 @@ LARGE_INPUT = 2000
 Split = tuple[Pairs, Pairs]
 
 
-def split_hits(
-    train: Pairs, test: Pairs, features: Features, options: Options, deadline: Deadline
-) -> tuple[tuple[bool, ...], dict[str, float], int]:
+class SplitScore(NamedTuple):
+    """How a configuration did on one split."""
+
+    hits: tuple[bool, ...]  # whether each held-out row is predicted right
+    seconds: dict[str, float]  # the learning's
+    rules: int  # of the program learned from the training rows
+    # Whether some training word changes the token just before word-final tokens its
+    # target deletes, in the first learned pass (`LearnResult.changed_before_deleted_end`):
+    # where the deletion first may pay.
+    deleted_end: bool = False
+
+
+def split_hits(train: Pairs, test: Pairs, features: Features, options: Options, deadline: Deadline) -> SplitScore:
     """Whether each row of `test` is predicted right by the program learned from
-    `train`, the seconds that took, and that program's rule count."""
+    `train`, the seconds that took, that program's rule count, and whether its first
+    learned pass saw a change beside a deleted word end."""
     part = learn_variant(train, features, options, deadline)
     predicted = run_many(part.program, [src for src, _ in test], features)
     hits = tuple(p == tgt for p, (_, tgt) in zip(predicted, test))
-    return hits, part.seconds, part.program.rule_count
+    return SplitScore(hits, part.seconds, part.program.rule_count, part.changed_before_deleted_end > 0)
 
 
 def cv_splits(pairs: Pairs, k: int, rows: int) -> list[Split]:
@@ -103,11 +116,13 @@ class _Trials:
         self.features: list[Features] = []
         self.hits: list[tuple[bool, ...]] = []  # whether each held-out row is right, over the splits
         self.rules: list[list[int]] = []  # rules of the configuration's program on each split
+        # Whether some split's first learned pass changed a token beside a deleted word end.
+        self.deleted_end: list[bool] = []
         self.seconds: dict[str, float] = {}
         # Per configuration, the earlier one it learns the same programs as on every
         # split (`_same_as`), whose scores it takes instead of learning them again.
         self.same_as: list[int | None] = []
-        self._folds: list[list[Future[tuple[tuple[bool, ...], dict[str, float], int]]]] = []
+        self._folds: list[list[Future[SplitScore]]] = []
 
     @property
     def held(self) -> list[int]:
@@ -159,22 +174,27 @@ class _Trials:
             # Scored already, by an earlier rank: the same programs, the same scores.
             self.hits.append(self.hits[same])
             self.rules.append(list(self.rules[same]))
+            self.deleted_end.append(self.deleted_end[same])
             return
         hits: list[bool] = []
         rules: list[int] = []
+        deleted_end = False
         for fold, split in enumerate(self.splits):
             report("cross-validating", fold, len(self.splits), what)
             if self.pool is not None:
-                right, part_seconds, part_rules = self._folds[rank][fold].result()
+                scored = self._folds[rank][fold].result()
             else:
-                right, part_seconds, part_rules = split_hits(
-                    *split, self.features[rank], self.options[rank], self.deadline
-                )
-            hits.extend(right)
-            rules.append(part_rules)
-            self.add_seconds(part_seconds)
+                scored = split_hits(*split, self.features[rank], self.options[rank], self.deadline)
+            # A plain tuple of its first three fields is a score too (tests fake
+            # `split_hits` so): no change beside a deleted end seen.
+            part = SplitScore(*scored)
+            hits.extend(part.hits)
+            rules.append(part.rules)
+            deleted_end = deleted_end or part.deleted_end
+            self.add_seconds(part.seconds)
         self.hits.append(tuple(hits))
         self.rules.append(rules)
+        self.deleted_end.append(deleted_end)
 
     def try_also(self, opts: Options, feats: Features, what: str) -> int:
         """Cross-validate one more configuration, which competes with the others; its rank."""
@@ -269,7 +289,7 @@ def learn_auto(
             trials.try_also(factored, trials.features[base], factored.variant + " + allomorphs")
     # Without cross-validation every variant is learned from all rows and the shortest
     # program wins.
-    tied = [_chosen(trials, tested, affix_try, chunk_tries)] if k >= 2 else list(range(len(trials.options)))
+    tied = [_chosen_or_fed(trials, tested, affix_try, chunk_tries)] if k >= 2 else list(range(len(trials.options)))
     if pool is not None and len(tied) > 1:
         futures = [pool.submit(fit, pairs, trials.features[rank], trials.options[rank], deadline) for rank in tied]
         results = [future.result() for future in futures]
@@ -288,6 +308,31 @@ def learn_auto(
     read = len({row for split in splits for part in split for row in part})
     cv_sample = (len(trials.hits), read, len(pairs)) if k >= 2 and read < len(set(pairs)) else None
     return replace(best, seconds=trials.seconds, cv_sample=cv_sample)
+
+
+def _chosen_or_fed(trials: _Trials, tested: int, affix_try: int | None, chunk_tries: list[int]) -> int:
+    """The configuration cross-validation picks (`_chosen`), or, where its first
+    learned pass changed the token just before a word end its targets delete on some
+    split (`SplitScore.deleted_end`: `m a r e` -> `m a rʲ`), the same configuration
+    with the deletion first and the change of every word's last token in the pass
+    after it (`Options.deleted_end_first`: the feeding order, so that `v e r d e` ->
+    `v e r zʲ` learns the `d` -> `zʲ` of `u d`), where that predicts more of the same
+    held-out rows beyond one standard error of the difference (`_beyond_paired_error`).
+
+    Tried on the chosen configuration alone, not on every one: spelling -> IPA has
+    such rows too (French `s o n t` -> `s ɔ̃`, German `e r` -> `ɐ`), and trying every
+    configuration twice would double its learning time."""
+    chosen = _chosen(trials, tested, affix_try, chunk_tries)
+    opts = trials.options[chosen]
+    # The lead must be 2 rows at least (`_beyond_paired_error`): where the chosen one
+    # misses fewer, the try cannot win.
+    if trials.deleted_end[chosen] and not opts.deleted_end_first and trials.held[chosen] <= tested - 2:
+        fed = replace(opts, deleted_end_first=True)
+        fed_try = trials.try_also(fed, trials.features[chosen], fed.variant + " + deleted end first")
+        if _beyond_paired_error(trials.hits[fed_try], trials.hits[chosen]):
+            chosen = fed_try
+    _log_trials(trials, tested, chosen)
+    return chosen
 
 
 def _chosen(trials: _Trials, tested: int, affix_try: int | None, chunk_tries: list[int]) -> int:
@@ -340,15 +385,18 @@ def _chosen(trials: _Trials, tested: int, affix_try: int | None, chunk_tries: li
             if rank != affix_try
         ):
             chosen = affix_try
+    return chosen
+
+
+def _log_trials(trials: _Trials, tested: int, chosen: int) -> None:
     for rank, opts in enumerate(trials.options):
         log.debug(
-            "auto: %s (conjuncts %d, plain letters %s, affixes %d, allomorphs %s, chunks %s): %d of %d held-out rows, "
-            "%d rules %s%s, rows right %s",
+            "auto: %s (conjuncts %d, plain letters %s, affixes %d, allomorphs %s, chunks %s, deleted end first %s): "
+            "%d of %d held-out rows, %d rules %s%s, rows right %s",
             opts.variant, opts.max_conjuncts, opts.plain_letters, opts.affixes, opts.allomorphs, opts.chunks,
-            held[rank], tested, sum(rules[rank]), rules[rank], " (chosen)" if rank == chosen else "",
-            "".join("+" if hit else "." for hit in trials.hits[rank]),
+            opts.deleted_end_first, trials.held[rank], tested, sum(trials.rules[rank]), trials.rules[rank],
+            " (chosen)" if rank == chosen else "", "".join("+" if hit else "." for hit in trials.hits[rank]),
         )
-    return chosen
 
 
 def _ahead_and_feature(trials: _Trials, tested: int) -> list[int]:

@@ -4,20 +4,16 @@ Public API:
     LearnResult, learn(pairs, features, options, jobs, deadline)
 
 One variant's passes are `variant.learn_variant`'s; `auto`'s choice of a configuration
-by cross-validation is `auto.learn_auto`'s. Where a word's end is deleted beside a
-change, the configuration chosen is tried with the deletion in a pass before the change
-(`Options.deleted_end_first`) and competes on the same splits.
+by cross-validation is `auto.learn_auto`'s.
 """
 
 from __future__ import annotations
 
 import gc
-from concurrent.futures import Executor
 from dataclasses import replace
 
 from fstsynth.features import without_derived
-from fstsynth.synthesis.auto import cv_splits, learn_auto, split_hits
-from fstsynth.synthesis.examples import changed_before_deleted_end, tagged_examples
+from fstsynth.synthesis.auto import learn_auto
 from fstsynth.synthesis.options import AUTO, Deadline, Options
 from fstsynth.synthesis.feature_changes import with_class_changes
 from fstsynth.synthesis.ranking import program_cost
@@ -56,8 +52,14 @@ def learn(
     variant is scored; one that predicts every held-out row stops the search for
     the extra configurations. Where letters with
     diacritics could be written plain first (`plain_letter_pass`), the best variant is
-    cross-validated with that pass too, and competes with the others. Never looks at
-    anything but the training rows.
+    cross-validated with that pass too, and competes with the others. Where, on some
+    split, the first learned pass of the configuration so chosen changes the token just
+    before word-final tokens a target deletes (`m a r e` -> `m a rʲ`), that
+    configuration is cross-validated once more with the deletion first and the change
+    of every word's last token in the pass after it (`Options.deleted_end_first`), and
+    learns the program instead where it predicts more of the same held-out rows by one
+    standard error of the difference and by 2 rows at least (`auto._beyond_paired_error`).
+    Never looks at anything but the training rows.
 
     Features derived from IPA (`fstsynth.features`) are tried only by `auto`, after the
     variants, and compete likewise; a variant asked for by name learns without them.
@@ -84,70 +86,11 @@ def learn(
         # The workers are processes of their own: their collector can be off (see
         # `fstsynth.learning.collector_paused`); the caller's process keeps its own.
         with ProcessPoolExecutor(max_workers=jobs, initializer=gc.disable) as pool:
-            result = _learn_auto_fed(pairs, features, options, k, pool, limit)
+            result = learn_auto(pairs, features, options, k, pool, limit)
     else:
-        result = _learn_auto_fed(pairs, features, options, k, None, limit)
+        result = learn_auto(pairs, features, options, k, None, limit)
     # The prefix's elsewhere case goes last in the program chosen (`with_prefix_default`).
     return _with_class_changes(with_prefix_default(result, pairs, features, options, limit), pairs, features)
-
-
-#: How many held-out rows more the deletion first must predict to be taken: one row is
-#: no evidence (`auto._beyond_paired_error`). An English -> German cognate table of 14
-#: rows took it for 6 held-out rows against 5, and lost 2 of 15 queries.
-_LEAD = 2
-
-
-def _learn_auto_fed(
-    pairs: Pairs, features: Features, options: Options, k: int, pool: Executor | None, limit: Deadline
-) -> LearnResult:
-    """`learn_auto`'s program, or, where some row changes the token just before
-    word-final tokens its target deletes, the chosen configuration's program learned
-    with the deletion first and the changes of every word's last token in the pass
-    after it (`Options.deleted_end_first`), where that predicts `_LEAD` held-out rows
-    more on the same cross-validation splits. Most column pairs have no such row and
-    learn as before.
-
-    The configuration chosen is tried once more, not every configuration `auto` tries:
-    spelling -> IPA has such rows too (French `s o n t` -> `s ɔ̃`, German `e r` -> `ɐ`),
-    and learning every configuration twice would double its time."""
-    result = learn_auto(pairs, features, options, k, pool, limit)
-    chosen = result.options
-    # With feature rules every configuration learns with every feature (`configured`):
-    # the chosen options say all the configuration is (without, its features do too).
-    if chosen is None or not chosen.feature_rules or chosen.deleted_end_first or result.held_out is None:
-        return result
-    if k < 2 or not _changes_before_deleted_end(pairs, features, options):
-        return result
-    fed_options = replace(chosen, deleted_end_first=True)
-    splits = cv_splits(pairs, k, options.cv_rows)
-    tested = sum(len(test) for _, test in splits)
-    seconds = dict(result.seconds)
-    right = 0
-    for train, test in splits:
-        hits, part_seconds, _ = split_hits(train, test, features, fed_options, limit)
-        right += sum(hits)
-        seconds = _summed(seconds, part_seconds)
-    if right < round(result.held_out * tested) + _LEAD:
-        return replace(result, seconds=seconds)
-    fed = fit(pairs, features, fed_options, limit)
-    return replace(fed, seconds=_summed(seconds, fed.seconds), held_out=right / tested, cv_sample=result.cv_sample)
-
-
-def _summed(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
-    return {key: a.get(key, 0.0) + b.get(key, 0.0) for key in {*a, *b}}
-
-
-def _changes_before_deleted_end(pairs: Pairs, features: Features, options: Options) -> bool:
-    """Whether some row of `pairs`, a word and another form of it, changes the token just
-    before word-final tokens its target deletes (`examples.changed_before_deleted_end`),
-    the pairs aligned one by one."""
-    if not forms_of_words(pairs):
-        return False
-    for src, tgt in pairs:
-        word = [(tok, None) for tok in src]
-        if changed_before_deleted_end(tagged_examples(word, tgt, features, options.alignment)):
-            return True
-    return False
 
 
 def _with_class_changes(result: LearnResult, pairs: Pairs, features: Features) -> LearnResult:

@@ -122,9 +122,9 @@ class Options:
     # The first learned pass leaves the change of each word's last token (after the
     # deletions at its end) to the pass after it (`examples.last_token_kept`): the
     # deletion of a word's end first, then the change beside its new end (Romanian
-    # `m a r e` -> `m a rʲ`, as `b u n` -> `b u nʲ`). `learner.learn` tries it with the
-    # configuration `auto` chose, where some row of a word and another form of it
-    # changes the token before a deleted end, and keeps it where cross-validation says.
+    # `m a r e` -> `m a rʲ`, as `b u n` -> `b u nʲ`). `auto` tries it with the
+    # configuration it chose, where that configuration's first learned pass changes the
+    # token before a deleted end on some split, and keeps it where cross-validation says.
     deleted_end_first: bool = False
 
     def __post_init__(self) -> None:

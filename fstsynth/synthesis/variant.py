@@ -31,7 +31,7 @@ from fstsynth.progress import report
 from fstsynth.synthesis.allomorphs import allomorph_pass, alternates_in, suffix_allomorphs
 from fstsynth.synthesis.affixes import affix_pass, every_prefix, prefix_default_pass
 from fstsynth.synthesis.candidates import affix_edges
-from fstsynth.synthesis.examples import TaggedExample, last_token_kept, tagged_examples
+from fstsynth.synthesis.examples import TaggedExample, changed_before_deleted_end, last_token_kept, tagged_examples
 from fstsynth.synthesis.feature_changes import changes_after_suffix
 from fstsynth.synthesis.first_passes import is_transcription, plain_letter_pass, token_map_pass
 from fstsynth.synthesis.options import CHECK_EVERY, Deadline, Options
@@ -58,9 +58,12 @@ class LearnResult:
     # Where `auto` chose the configuration on a sample of the rows: how many
     # configurations it scored, the rows its splits read, and all rows; None: on all.
     cv_sample: tuple[int, int, int] | None = None
-    # The options of the variant that learned the program (`learner` tries the chosen
-    # configuration once more with `Options.deleted_end_first`).
-    options: Options | None = None
+    # Words of the first learned pass's examples that change the token just before
+    # word-final tokens their target deletes (`examples.changed_before_deleted_end`;
+    # 0 where the pairs are not words and other forms of them): where some split's
+    # program has such words, `auto` tries its configuration with
+    # `Options.deleted_end_first`, read off the alignments learning made anyway.
+    changed_before_deleted_end: int = 0
 
 
 def configured(options: Options, every: Features, underived: Features) -> tuple[Options, Features]:
@@ -329,6 +332,7 @@ def learn_variant(
     )
     pass_options = replace(options, edge_prior=options.edge_prior and forms, harmonic_tiers=harmonic)
     learned = 0  # passes synthesized so far
+    deleted_end_words = 0  # of the first learned pass (`LearnResult.changed_before_deleted_end`)
     for _ in range(options.max_passes):
         if score == len(pairs):
             break
@@ -341,6 +345,8 @@ def learn_variant(
         # token now last to the next (`Options.deleted_end_first`): it may set no row
         # right by itself.
         deferring = options.deleted_end_first and forms and not learned
+        if forms and not learned:
+            deleted_end_words = changed_before_deleted_end(examples)
         if deferring:
             examples = last_token_kept(examples)
         seconds["alignment"] += time.perf_counter() - started
@@ -359,5 +365,6 @@ def learn_variant(
         current, score = new, new_score
     program = Program(tuple(passes))
     return LearnResult(
-        program, program_cost(program, options.variant), score, len(pairs), seconds, options.variant, options=options
+        program, program_cost(program, options.variant), score, len(pairs), seconds, options.variant,
+        changed_before_deleted_end=deleted_end_words,
     )
