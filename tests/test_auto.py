@@ -68,7 +68,7 @@ def test_auto_takes_the_affix_pass_by_its_lead_on_the_same_rows(monkeypatch, aff
     monkeypatch.setattr(auto, "cv_splits", lambda pairs, k, rows_: [(list(pairs), [pairs[0]] * 22)])
 
     def fold(train, test, features, options, deadline):
-        return rows(affix_hits if options.affixes else rule_hits), {}, 5
+        return auto.SplitScore(rows(affix_hits if options.affixes else rule_hits), {}, 5)
 
     monkeypatch.setattr(auto, "split_hits", fold)
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False, chunks="off"))

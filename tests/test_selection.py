@@ -271,7 +271,7 @@ def test_auto_prefers_the_clearly_shorter_program_within_one_standard_error(monk
     )
 
     def fold(train, test, features, options, deadline):
-        return hits(scores[options.variant][0], len(test)), {}, rules_of(options.variant)[test[0]]
+        return auto.SplitScore(hits(scores[options.variant][0], len(test)), {}, rules_of(options.variant)[test[0]])
 
     monkeypatch.setattr(auto, "split_hits", fold)
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
@@ -312,7 +312,7 @@ def test_auto_takes_the_chunk_alignment_where_it_generalizes_better_or_as_well_a
 
     def fold(train, test, features, options, deadline):
         held, rules = (chunk_scores if options.chunks == "on" else word_scores)[options.variant]
-        return hits(held, len(test)), {}, rules[test[0]]
+        return auto.SplitScore(hits(held, len(test)), {}, rules[test[0]])
 
     monkeypatch.setattr(auto, "split_hits", fold)
     result = learn(PAIRS, FEATURES, Options(variant="auto", tiers=False))
@@ -331,8 +331,8 @@ def test_auto_takes_no_chunk_alignment_on_a_tie_where_no_held_out_row_is_right(m
     def fold(train, test, features, options, deadline):
         if options.chunks == "on":
             chunked.append(options.variant)
-            return hits(0, len(test)), {}, [19, 12, 23][test[0]]
-        return hits(0, len(test)), {}, [27, 22, 26][test[0]]
+            return auto.SplitScore(hits(0, len(test)), {}, [19, 12, 23][test[0]])
+        return auto.SplitScore(hits(0, len(test)), {}, [27, 22, 26][test[0]])
 
     monkeypatch.setattr(auto, "split_hits", fold)
     from fstsynth.synthesis import variant

@@ -182,12 +182,9 @@ class _Trials:
         for fold, split in enumerate(self.splits):
             report("cross-validating", fold, len(self.splits), what)
             if self.pool is not None:
-                scored = self._folds[rank][fold].result()
+                part = self._folds[rank][fold].result()
             else:
-                scored = split_hits(*split, self.features[rank], self.options[rank], self.deadline)
-            # A plain tuple of its first three fields is a score too (tests fake
-            # `split_hits` so): no change beside a deleted end seen.
-            part = SplitScore(*scored)
+                part = split_hits(*split, self.features[rank], self.options[rank], self.deadline)
             hits.extend(part.hits)
             rules.append(part.rules)
             deleted_end = deleted_end or part.deleted_end

@@ -124,7 +124,7 @@ def _last_kept(word_examples: Sequence[TaggedExample]) -> int | None:
 
 def _changes_to_one(ex: TaggedExample) -> bool:
     """Whether `ex`'s token changes into one other token."""
-    return len(ex.output) == 1 and ex.output != (ex.word[ex.position][0],)
+    return len(ex.output) == 1 and ex.output != ex.identity_output
 
 
 def _by_word(examples: Sequence[TaggedExample]) -> list[tuple[int, int]]:
@@ -167,5 +167,5 @@ def last_token_kept(examples: Sequence[TaggedExample]) -> list[TaggedExample]:
         at = _last_kept(examples[a:b])
         if at is not None and _changes_to_one(examples[a + at]):
             ex = examples[a + at]
-            out[a + at] = TaggedExample(ex.word, ex.position, (ex.word[ex.position][0],))
+            out[a + at] = TaggedExample(ex.word, ex.position, ex.identity_output)
     return out

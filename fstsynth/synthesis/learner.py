@@ -17,14 +17,7 @@ from fstsynth.synthesis.auto import learn_auto
 from fstsynth.synthesis.options import AUTO, Deadline, Options
 from fstsynth.synthesis.feature_changes import with_class_changes
 from fstsynth.synthesis.ranking import program_cost
-from fstsynth.synthesis.variant import (
-    LearnResult,
-    Pairs,
-    configured,
-    fit,
-    forms_of_words,
-    with_prefix_default,
-)
+from fstsynth.synthesis.variant import LearnResult, Pairs, configured, fit, forms_of_words, with_prefix_default
 from fstsynth.types import Features
 
 __all__ = ["LearnResult", "learn"]
